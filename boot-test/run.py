@@ -193,8 +193,8 @@ def need_tool(name: str, package: str) -> str:
 
 # --- kernel configuration -------------------------------------------------
 
-CONFIG_LINE = re.compile(
-    r'^(?:(?P<name>CONFIG_\w+)=(?P<value>.*)|# (?P<unset>CONFIG_\w+) is not set)$')
+CONFIG_LINE = re.compile(r'^(?:(?P<name>CONFIG_\w+)=(?P<value>.*)'
+                         r'|# (?P<unset>CONFIG_\w+) is not set)$')
 
 
 def parse_config(text: str) -> dict[str, str]:
@@ -243,7 +243,8 @@ def missing_options(fragment: str, config: str) -> list[str]:
 
 # --- KTAP -----------------------------------------------------------------
 
-RESULT_LINE = re.compile(r'^(?P<not>not )?ok (?P<number>\d+)(?: (?P<name>[^#]*?))?'
+RESULT_LINE = re.compile(r'^(?P<not>not )?ok (?P<number>\d+)'
+                         r'(?: (?P<name>[^#]*?))?'
                          r'\s*(?:#\s*(?P<directive>.*))?$')
 PLAN_LINE = re.compile(r'^1\.\.(?P<count>\d+)$')
 HEADER_LINE = re.compile(r'^(?:KTAP version \d+|TAP version \d+)$')
@@ -394,8 +395,9 @@ def probe_kvm(scratch: Path) -> Optional[str]:
     except BootTestError as e:
         return str(e)
     if proc.returncode != PROBE_EXIT:
-        return (f'the probe exited with {proc.returncode}: '
-                f'{tail(proc.stdout, 1)}')
+        how = (f'was killed by signal {-proc.returncode}'
+               if proc.returncode < 0 else f'exited with {proc.returncode}')
+        return f'the probe {how}: {tail(proc.stdout, 1)}'
     return None
 
 
@@ -444,8 +446,9 @@ def phase_build(r: Run) -> None:
     for line in missing:
         print(f'config: {line}', file=sys.stderr)
     r.cases.append(TestCase('config_fragment_applied', not missing, missing))
-    run(make_cmd(r, 'bzImage', 'modules'), env=r.env, log=log,
-        timeout=BUILD_TIMEOUT)
+    cmd = make_cmd(r, 'bzImage', 'modules')
+    print(f'build: {shlex.join(cmd)} (log: {log})', file=sys.stderr)
+    run(cmd, env=r.env, log=log, timeout=BUILD_TIMEOUT)
     shutil.copy2(r.build_dir / 'Module.symvers', r.out / 'Module.symvers')
     (r.out / 'build-dir').write_text(f'{r.build_dir.resolve()}\n')
 
@@ -508,8 +511,9 @@ def phase_modules(r: Run) -> None:
     log = r.out / 'modules.log'
     with log.open('w') as f:
         for (spec, default_modpost), proc in zip(jobs, procs):
-            f.write(f'### {spec.name}{" (default modpost)" if default_modpost else ""}'
-                    f': exit {proc.returncode}\n{proc.stdout}')
+            how = ' (default modpost)' if default_modpost else ''
+            f.write(f'### {spec.name}{how}: exit {proc.returncode}\n'
+                    f'{proc.stdout}')
             if not default_modpost and proc.returncode != 0:
                 print(f'modules: {spec.name} did not build, see {log}:\n'
                       f'{tail(proc.stdout, 5)}', file=sys.stderr)
