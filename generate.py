@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Generate the string-namespace / EXPORT_SYMBOL_GPL_FOR patch series.
+
+tree -> git baseline in WORKDIR -> patches/series in order (hand-written
+patches with git am, generated steps with spatch) -> out/series/.
+The input tree is only read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+from nsgen import convert, series, spatch, tree
+from nsgen.run import ToolError
+
+PROJECT = Path(__file__).resolve().parent
+DEFAULT_WORKDIR = Path(os.environ.get("XDG_CACHE_HOME",
+                                      Path.home() / ".cache")) / "ns-series"
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def cover_text(ksrc: tree.KernelTree, base_desc: str, base: tree.Baseline,
+               results: list[convert.StepResult], entries: list[series.Entry],
+               spatch_version: str) -> tuple[str, str]:
+    subject = ("module: string symbol namespaces, exports restricted to "
+               "modules, GPL offender table")
+    steps = []
+    by_name = {r.name: r for r in results}
+    for e in entries:
+        if e.kind == "patch":
+            steps.append(f"  {e.name} (hand-written)")
+        else:
+            r = by_name[e.name]
+            extra = "; ".join(r.notes)
+            steps.append(f"  generate: {e.name} ({r.status.value}"
+                         f"{'; ' + extra if extra else ''})")
+    body = f"""This series applies to {base_desc or 'Linux ' + ksrc.version}
+(make kernelversion: {ksrc.version}; git tree {base.tree}).
+
+Namespaces become C strings, so that an export can name the modules
+allowed to use it: EXPORT_SYMBOL_GPL_FOR(sym, "kvm") exports into the
+reserved namespace "module:kvm", which the module loader and modpost
+enforce (the tree's EXPORT_SYMBOL_GPL_FOR_MODULES() becomes an alias).
+fpu_swap_kvm_fpstate is then exported to kvm only.  The loader's
+hard-coded GPL-licence offenders become one table, which gains Tuxedo's
+modules.
+
+The series is regenerated, not hand-edited: patches/series in the
+generator's repository lists the hand-written patches and the generated
+steps in order; each generated commit says how to reproduce it.
+
+How it was made (patches/series):
+{chr(10).join(steps)}
+
+How it was verified:
+  - every hand-written patch applied with git am to the tree as it stood;
+  - spatch {spatch_version} processed every candidate file: no parse
+    failure, no timeout (a failure stops the generator);
+  - the completeness check found no bare namespace left in C, headers,
+    documentation or scripts, and no macro that still stringifies one."""
+    return subject, body
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    start = time.monotonic()
+    ksrc = tree.check_tree(Path(args.ksrc))
+    order = series.read_order(PROJECT / "patches" / "series",
+                              set(convert.STEPS))
+    version = spatch.find_spatch(args.spatch)
+    workdir = Path(args.workdir).resolve()
+    out = Path(args.out).resolve() / "series"
+    if args.dry_run:
+        print(shlex.join(["git", f"--git-dir={workdir}/baseline.git",
+                          f"--work-tree={ksrc.path}", "add", "-f", "-A"]))
+        for e in order:
+            if e.kind == "patch":
+                print(shlex.join(["git", "am", str(PROJECT / "patches" / e.name)]))
+            else:
+                print(f"# generated step {e.name}: spatch per file, see "
+                      f"nsgen/convert.py")
+        print(shlex.join(["git", "format-patch", "--zero-commit",
+                          "--no-signature", "--cover-letter", "-o", str(out)]))
+        return 0
+    log(f"generate: Linux {ksrc.version} from {ksrc.path}")
+    t = time.monotonic()
+    base = tree.make_baseline(ksrc, workdir)
+    log(f"  baseline {base.commit[:12]} in {workdir}: "
+        f"{time.monotonic() - t:.1f} s")
+    results: list[convert.StepResult] = []
+    for e in order:
+        t = time.monotonic()
+        if e.kind == "patch":
+            series.apply_patch(base.repo, PROJECT / "patches" / e.name)
+            log(f"  applied {e.name}: {time.monotonic() - t:.1f} s")
+            continue
+        step: Callable[..., convert.StepResult] = convert.STEPS[e.name]
+        r = step(base.repo, args.spatch, version, args.jobs,
+                 workdir / "cache")
+        results.append(r)
+        if r.status is convert.Status.CHANGED:
+            base.repo.git("commit", "-q", "--cleanup=verbatim", "-F", "-",
+                          stdin=r.message)
+        log(f"  generated {e.name}: {r.status.value}, {len(r.files)} files"
+            f"{' (' + '; '.join(r.notes) + ')' if r.notes else ''}: "
+            f"{time.monotonic() - t:.1f} s")
+    if all(r.status is convert.Status.NOTHING for r in results):
+        log("generate: nothing to convert: the tree already has every "
+            "generated change")
+    subject, body = cover_text(ksrc, args.base_desc, base, results, order,
+                               version)
+    files = series.format_series(base.repo, base.commit, out, subject, body)
+    for f in files:
+        print(f)
+    log(f"generate: {len(files) - 1} patches and a cover letter in {out}: "
+        f"{time.monotonic() - start:.1f} s")
+    return 0
+
+
+def setup_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="generate.py", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command")
+    gen = sub.add_parser("generate", help="write the series (the default)")
+    gen.add_argument("--ksrc", required=True,
+                     help="kernel source tree (only read, never modified)")
+    gen.add_argument("--workdir", default=str(DEFAULT_WORKDIR),
+                     help="baseline, work tree and cache (default: %(default)s)")
+    gen.add_argument("--out", default=str(PROJECT / "out"),
+                     help="the series goes to OUT/series (default: %(default)s)")
+    gen.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                     help="parallel spatch processes (default: %(default)s)")
+    gen.add_argument("--spatch", default="spatch", help="spatch binary")
+    gen.add_argument("--base-desc", default="",
+                     help="how the cover letter names the base tree, e.g. "
+                     "the Debian package and version")
+    gen.add_argument("--dry-run", action="store_true",
+                     help="print the commands instead of running them")
+    return parser
+
+
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "generate": run_generate,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = setup_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in HANDLERS and argv[0] not in ("-h", "--help"):
+        argv.insert(0, "generate")
+    args = parser.parse_args(argv)
+    try:
+        return HANDLERS[args.command](args)
+    except ToolError as e:
+        print(f"generate.py: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("generate.py: interrupted; out/series is unchanged",
+              file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

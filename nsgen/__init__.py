@@ -1,0 +1,1 @@
+"""Building blocks of generate.py: one module per step of the pipeline."""

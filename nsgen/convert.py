@@ -1,0 +1,347 @@
+"""The generated steps of the series: what each changes and how it says so."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+import textwrap
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from . import macros, sites, textconv
+from .run import ToolError
+from .spatch import FILE_TIMEOUT, Spatch, run_spatch
+from .tree import Repo
+
+PROJECT = Path(__file__).resolve().parent.parent
+COCCI = PROJECT / "cocci"
+
+
+class Status(Enum):
+    CHANGED = "changed"
+    NOTHING = "nothing to do"
+
+
+@dataclass
+class StepResult:
+    name: str
+    status: Status
+    elapsed: float = 0.0
+    subject: str = ""
+    message: str = ""
+    files: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def git_grep(repo: Repo, names: list[str], *paths: str) -> list[str]:
+    """Files of the work tree that name one of names as a whole word."""
+    if not names:
+        return []
+    out = repo.git("grep", "-l", "-I", "-w", "-E", "|".join(
+        re.escape(n) for n in sorted(names)), "--", *(paths or ["."]),
+        check=False)
+    return sorted(out.split())
+
+
+def discover(repo: Repo) -> macros.NsMacros:
+    """Namespace macros of the work tree, following wrappers to a fixed point."""
+    root = repo.work_tree
+    assert root is not None
+    known = sorted(macros.STRING_SINKS) + ["import_ns"]
+    files: set[str] = set()
+    while True:
+        new = set(git_grep(repo, known, "*.c", "*.h")) - files
+        if not new:
+            break
+        files |= new
+        found = macros.discover((f, macros.read_text(root / f))
+                                for f in sorted(files))
+        known = sorted(set(known) | set(found.ident) | set(found.string))
+    found = macros.discover((f, macros.read_text(root / f)) for f in sorted(files))
+    for name, index in found.ident.items():
+        defs = [d for f in sorted(files) for d in
+                macros.defines(f, macros.read_text(root / f)) if d.name == name]
+        if defs and any(index != len(d.params) - 1 for d in defs
+                        if len(d.params) > index):
+            raise ToolError(f"{name}() takes its namespace as argument "
+                            f"{index + 1}, not last; ns_string.cocci only "
+                            "handles a last namespace argument")
+    return found
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def indent(text: str) -> str:
+    return textwrap.indent(text, "    ")
+
+
+def summary_table(counts: dict[str, tuple[int, int]]) -> str:
+    lines = [f"{d:<16} {f:>5} files {h:>6} hunks" for d, (f, h) in counts.items()]
+    total_f = sum(f for f, _ in counts.values())
+    total_h = sum(h for _, h in counts.values())
+    lines.append(f"{'total':<16} {total_f:>5} files {total_h:>6} hunks")
+    return "\n".join(lines)
+
+
+def ns_string(repo: Repo, spatch_bin: str, version: str, jobs: int,
+              cache: Path) -> StepResult:
+    """Quote every namespace argument; stop the macros stringifying."""
+    start = time.monotonic()
+    root = repo.work_tree
+    assert root is not None
+    found = discover(repo)
+    result = StepResult("ns-string", Status.NOTHING)
+    names = found.names()
+    if not names:
+        result.notes.append("no identifier namespaces: the tree is already "
+                            "converted")
+        return result
+    cocci = COCCI / "ns_string.cocci"
+    hints = COCCI / "ns_string.h"
+    options = ("--macro-file", str(hints), "--no-includes", "--max-width",
+               "200", "--timeout", str(FILE_TIMEOUT), "-D", "patch",
+               "-D", "ns_macros=" + ",".join(names))
+    sp = Spatch(spatch_bin, version, cocci, options)
+    c_files = git_grep(repo, names, "*.c", "*.h")
+    res = run_spatch(sp, root, c_files, cache, jobs)
+    if res.failed:
+        f, why = res.failed[0]
+        raise ToolError(f"spatch failed on {len(res.failed)} file(s), first "
+                        f"{f}: {why}")
+    roots = textconv.unstringify(root, found.roots)
+    all_files = git_grep(repo, names)
+    leftovers = textconv.quote_leftovers(root, all_files, found.ident)
+    rules = textconv.load_rules(COCCI / "scripts.rules")
+    scripts = textconv.apply_script_rules(root, all_files, rules)
+    problems = completeness(repo, found.ident, rules)
+    if problems:
+        raise ToolError(f"{len(problems)} bare namespace(s) left after the "
+                        f"conversion, first {problems[0]}")
+    repo.git("add", "-f", "-A", "--", ".")
+    changed = repo.git("diff", "--cached", "--name-only").split()
+    if not changed:
+        result.notes.append("nothing to convert")
+        return result
+
+    root_lines = "\n".join(f"{d.path}:{d.line}: {d.name}()"
+                           for d, _ in found.roots)
+    text_lines = "\n".join(f"{s.path}:{s.line}: {s.macro}(..., {s.arg})"
+                           for s in leftovers) or "(none)"
+    rule_lines = "\n".join(f"{r.path}: {r.why}" for r in rules)
+    cmd = shlex.join([spatch_bin, "--sp-file", "cocci/ns_string.cocci",
+                      *[o if o != str(hints) else "cocci/ns_string.h"
+                        for o in options], "--in-place", "FILE..."])
+    result.subject = "treewide: write symbol namespaces as string literals"
+    result.message = f"""{result.subject}
+
+EXPORT_SYMBOL_NS(), EXPORT_SYMBOL_NS_GPL() and MODULE_IMPORT_NS() take
+the namespace as a bare identifier and stringify it.  An identifier cannot
+spell a list of module names, which an export restricted to some modules
+needs ("module:kvm,kvm_amd"), and stringifying would expand an identifier
+that happens to be a macro where the export stands.
+
+Write every namespace argument as a C string literal, and make the macros
+pass the string through instead of stringifying it.  The namespace strings
+that reach the object files do not change, so nothing changes for loaded
+modules.  Code outside the tree that still writes a bare identifier no
+longer builds and must quote its namespaces the same way.
+
+Macros that take a namespace (found from the tree's #defines; the
+namespace is their last argument):
+
+{indent(chr(10).join(names))}
+
+Definitions that stop stringifying:
+
+{indent(root_lines)}
+
+Namespaces quoted by spatch: {len(res.changed)} files.  Quoted by the
+generator's text step because spatch does not reach them (comments,
+documentation, code spatch cannot parse):
+
+{indent(text_lines)}
+
+Scripts that read or write the macros:
+
+{indent(rule_lines)}
+
+This commit is generated.  To reproduce it, with Coccinelle {version}
+(cocci/ns_string.cocci {sha(cocci)}, cocci/ns_string.h {sha(hints)}), run
+on every *.c and *.h file that names one of the macros above:
+
+{indent(cmd)}
+
+then the text step and the script rules (cocci/scripts.rules
+{sha(COCCI / 'scripts.rules')}); generate.py does all of it.
+
+Changes per top-level directory:
+
+{indent(summary_table(staged_counts(repo)))}
+"""
+    result.status = Status.CHANGED
+    result.files = changed
+    result.notes.append(f"{len(res.changed)} files by spatch "
+                        f"({res.cached} from cache), {len(leftovers)} sites by "
+                        f"the text step, {len(roots)} definitions, "
+                        f"{len(scripts)} scripts")
+    result.elapsed = time.monotonic() - start
+    return result
+
+
+def staged_counts(repo: Repo) -> dict[str, tuple[int, int]]:
+    """{top-level directory: (files, hunks)} of the staged changes."""
+    out = repo.git("diff", "--cached", "--unified=0")
+    counts: dict[str, list[int]] = {}
+    top = ""
+    for line in out.splitlines():
+        if line.startswith("diff --git a/"):
+            path = line.split(" b/", 1)[0][len("diff --git a/"):]
+            top = path.split("/", 1)[0] if "/" in path else "(top)"
+            counts.setdefault(top, [0, 0])[0] += 1
+        elif line.startswith("@@"):
+            counts[top][1] += 1
+    return {k: (v[0], v[1]) for k, v in sorted(counts.items())}
+
+
+def completeness(repo: Repo, ident: dict[str, int],
+                 rules: list[textconv.ScriptRule]) -> list[str]:
+    """Every bare namespace left, as 'file:line: MACRO(..., NS)'."""
+    root = repo.work_tree
+    assert root is not None
+    problems: list[str] = []
+    after = discover(repo)
+    for d, p in after.roots:
+        problems.append(f"{d.path}:{d.line}: {d.name}() still stringifies {p}")
+    covered = {r.path for r in rules}
+    for f in git_grep(repo, sorted(ident)):
+        if not textconv.PROSE_OR_C.search(f):
+            if f not in covered:
+                problems.append(f"{f}: a script with no rule")
+            continue
+        for s in sites.find_sites(f, macros.read_text(root / f), ident):
+            if s.kind is sites.Kind.BARE:
+                problems.append(f"{f}:{s.line}: {s.macro}(..., {s.arg})")
+    return problems
+
+
+@dataclass(frozen=True)
+class ExportFor:
+    symbol: str
+    modules: str
+
+
+def read_table(path: Path) -> list[ExportFor]:
+    entries = []
+    for n, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        if len(parts) != 2 or not re.fullmatch(r"[A-Za-z_]\w*", parts[0]):
+            raise ToolError(f"{path}:{n}: expected 'symbol module[,module...]'")
+        entries.append(ExportFor(parts[0], parts[1]))
+    return entries
+
+
+def module_built(repo: Repo, name: str) -> bool:
+    """Does some Makefile/Kbuild build a module called name (or name*)?"""
+    stem = re.escape(name.rstrip("*")).replace(r"\-", "[-_]").replace("_", "[-_]")
+    tail = r"\w*" if name.endswith("*") else ""
+    out = repo.git("grep", "-l", "-E", rf"obj-.*\b{stem}{tail}\.o\b", "--",
+                   "*Makefile", "*Kbuild", check=False)
+    return bool(out.strip())
+
+
+def export_for(repo: Repo, spatch_bin: str, version: str, jobs: int,
+               cache: Path) -> StepResult:
+    """Turn the exports listed in cocci/export_for.table into _FOR exports."""
+    start = time.monotonic()
+    root = repo.work_tree
+    assert root is not None
+    table_path = COCCI / "export_for.table"
+    table = read_table(table_path)
+    result = StepResult("export-for", Status.NOTHING)
+    files: set[str] = set()
+    todo = []
+    for e in table:
+        pat = rf"EXPORT_SYMBOL_GPL\(\s*{e.symbol}\s*\)"
+        hits = repo.git("grep", "-l", "-E", pat, "--", "*.c", "*.h",
+                        check=False).split()
+        done = repo.git("grep", "-l", "-E",
+                        rf"EXPORT_SYMBOL_GPL_FOR\(\s*{e.symbol}\s*,", "--",
+                        "*.c", "*.h", check=False).split()
+        if not hits and done:
+            result.notes.append(f"{e.symbol}: already restricted")
+            continue
+        if not hits:
+            raise ToolError(f"{table_path.name}: {e.symbol} is not exported "
+                            "with EXPORT_SYMBOL_GPL() in this tree")
+        for mod in e.modules.split(","):
+            if not mod or not module_built(repo, mod):
+                raise ToolError(f"{table_path.name}: {e.symbol}: no Kbuild "
+                                f"file builds a module {mod!r}")
+        files.update(hits)
+        todo.append(e)
+    if not todo:
+        return result
+    arg = ";".join(f"{e.symbol}:{e.modules}" for e in todo)
+    cocci = COCCI / "export_for.cocci"
+    options = ("--no-includes", "--timeout", str(FILE_TIMEOUT), "-D", "patch",
+               "-D", f"export_for={arg}")
+    sp = Spatch(spatch_bin, version, cocci, options)
+    res = run_spatch(sp, root, sorted(files), cache, jobs)
+    if res.failed:
+        raise ToolError(f"spatch failed on {res.failed[0][0]}: {res.failed[0][1]}")
+    repo.git("add", "-f", "-A", "--", ".")
+    changed = repo.git("diff", "--cached", "--name-only").split()
+    missing = [e.symbol for e in todo
+               if not re.search(rf"EXPORT_SYMBOL_GPL_FOR\(\s*{e.symbol}\s*,",
+                                repo.git("diff", "--cached"))]
+    if missing:
+        raise ToolError(f"spatch did not rewrite the export of {missing[0]}")
+    listing = "\n".join(f"{e.symbol} -> {e.modules}" for e in todo)
+    cmd = shlex.join([spatch_bin, "--sp-file", "cocci/export_for.cocci",
+                      *options, "--in-place", *sorted(files)])
+    if len(todo) == 1:
+        e = todo[0]
+        first = e.modules.split(",")[0].rstrip("*")
+        subsystem = "x86/fpu" if "arch/x86/kernel/fpu/" in " ".join(changed) \
+            else changed[0].rsplit("/", 1)[0]
+        result.subject = f"{subsystem}: export {e.symbol} to {e.modules} only"
+        why = (f"{e.symbol}() is exported for {first} alone, yet any GPL "
+               "module can link to it today.")
+    else:
+        result.subject = "treewide: restrict exports to the modules that use them"
+        why = "These symbols are exported for the modules named below alone."
+    result.message = f"""{result.subject}
+
+{why}  Export it with EXPORT_SYMBOL_GPL_FOR(): the module
+loader and modpost then refuse every module that is not an in-tree module
+of the listed names.  Nothing changes for the listed modules, which need
+no MODULE_IMPORT_NS() for it.
+
+Restricted exports (cocci/export_for.table {sha(table_path)}):
+
+{indent(listing)}
+
+This commit is generated.  To reproduce it, with Coccinelle {version}
+(cocci/export_for.cocci {sha(cocci)}), run:
+
+{indent(cmd)}
+
+Changes per top-level directory:
+
+{indent(summary_table(staged_counts(repo)))}
+"""
+    result.status = Status.CHANGED
+    result.files = changed
+    result.elapsed = time.monotonic() - start
+    return result
+
+
+STEPS = {"ns-string": ns_string, "export-for": export_for}

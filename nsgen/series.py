@@ -1,0 +1,107 @@
+"""The order file, and writing the finished commits out as a series."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from .run import ToolError
+from .tree import Repo
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of patches/series."""
+    kind: str          # "patch" or "generate"
+    name: str          # file name of a patch, or the step's name
+
+
+def read_order(path: Path, steps: set[str]) -> list[Entry]:
+    """Parse the order file; unknown steps and missing patches are errors."""
+    entries: list[Entry] = []
+    for n, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = re.fullmatch(r"generate:\s*(\S+)", line)
+        if m:
+            if m.group(1) not in steps:
+                raise ToolError(f"{path}:{n}: unknown step {m.group(1)!r} "
+                                f"(known: {', '.join(sorted(steps))})")
+            entries.append(Entry("generate", m.group(1)))
+        else:
+            if not (path.parent / line).is_file():
+                raise ToolError(f"{path}:{n}: {line} does not exist")
+            entries.append(Entry("patch", line))
+    return entries
+
+
+def apply_patch(repo: Repo, patch: Path) -> None:
+    """git am one hand-written patch; name the patch and file if it fails."""
+    try:
+        repo.git("am", "--keep-cr", "-q", "--committer-date-is-author-date",
+                 str(patch))
+    except ToolError:
+        repo.git("am", "--abort", check=False)
+        detail = repo.git("apply", "--check", str(patch), check=False,
+                          merge_stderr=True)
+        m = re.search(r"patch failed: (\S+)", detail) or \
+            re.search(r"error: (\S+): (does not exist|already exists)", detail)
+        where = f" at {m.group(1)}" if m else ""
+        raise ToolError(f"{patch.name} does not apply{where}: the kernel has "
+                        "changed there; refresh the patch for this tree") \
+            from None
+
+
+def hunks_by_dir(repo: Repo, rev: str) -> dict[str, tuple[int, int]]:
+    """{top-level directory: (files, hunks)} changed by commit rev."""
+    out = repo.git("show", "--format=", "--unified=0", rev)
+    counts: dict[str, list[int]] = {}
+    top = ""
+    for line in out.splitlines():
+        if line.startswith("diff --git a/"):
+            path = line.split(" b/", 1)[0][len("diff --git a/"):]
+            top = path.split("/", 1)[0] if "/" in path else "(top)"
+            counts.setdefault(top, [0, 0])[0] += 1
+        elif line.startswith("@@"):
+            counts[top][1] += 1
+    return {k: (v[0], v[1]) for k, v in sorted(counts.items())}
+
+
+def format_series(repo: Repo, base: str, out: Path, cover_subject: str,
+                  cover_body: str) -> list[Path]:
+    """Write base..HEAD to out/ with a cover letter, atomically.
+
+    The series is written next to out and moved into place at the end, so an
+    interrupted run never leaves a half-written series behind.
+    """
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    try:
+        repo.git("format-patch", "-q", "--zero-commit", "--no-signature",
+                 "--cover-letter", "--no-binary", "--stat=80",
+                 "--summary", "--base", base, "-o", str(tmp),
+                 f"{base}..HEAD")
+        files = sorted(tmp.iterdir())
+        cover = files[0]
+        text = cover.read_text()
+        if "*** SUBJECT HERE ***" not in text or "*** BLURB HERE ***" not in text:
+            raise ToolError("git format-patch wrote an unexpected cover letter")
+        text = text.replace("*** SUBJECT HERE ***", cover_subject)
+        text = text.replace("*** BLURB HERE ***", cover_body.rstrip("\n"))
+        cover.write_text(text)
+        old = out.parent / f".{out.name}.old-{os.getpid()}"
+        if out.exists():
+            out.rename(old)
+        tmp.rename(out)
+        if old.exists():
+            shutil.rmtree(old)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return sorted(out.iterdir())

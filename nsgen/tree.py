@@ -1,0 +1,127 @@
+"""The kernel tree: validate it, and keep a git baseline and a work tree of it
+in WORKDIR without ever writing to the input tree."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from .run import ToolError, run
+
+# Fixed identity and dates: the same tree gives the same commits and series.
+IDENTITY = "NS Series Generator"
+EMAIL = "ns-series@example.invalid"
+DATE = "2000-01-01T00:00:00+0000"
+
+# git settings that the user's configuration must not change.
+GIT_OVERRIDES = (
+    "-c", "core.autocrlf=false", "-c", "core.excludesFile=/dev/null",
+    "-c", "core.abbrev=12", "-c", "diff.algorithm=myers",
+    "-c", "diff.renames=false", "-c", "diff.noprefix=false",
+    "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false",
+    "-c", "format.signature=", "-c", "format.numbered=auto",
+    "-c", "format.coverLetter=false", "-c", "format.suffix=.patch",
+    "-c", "commit.gpgSign=false", "-c", "gc.auto=0",
+    "-c", "core.quotePath=true", "-c", "i18n.commitEncoding=UTF-8",
+    "-c", "user.useConfigOnly=false", "-c", "core.hooksPath=/dev/null",
+    "-c", "advice.detachedHead=false", "-c", "init.defaultBranch=main",
+    "-c", "core.fsmonitor=false",
+)
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": IDENTITY, "GIT_AUTHOR_EMAIL": EMAIL,
+    "GIT_AUTHOR_DATE": DATE, "GIT_COMMITTER_NAME": IDENTITY,
+    "GIT_COMMITTER_EMAIL": EMAIL, "GIT_COMMITTER_DATE": DATE,
+    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
+    "LC_ALL": "C", "TZ": "UTC",
+}
+
+REQUIRED = ("Makefile", "include/linux/export.h", "include/linux/module.h",
+            "kernel/module/main.c", "scripts/mod/modpost.c")
+
+
+@dataclass(frozen=True)
+class KernelTree:
+    path: Path
+    version: str          # make kernelversion, read from the Makefile
+
+
+def check_tree(path: Path) -> KernelTree:
+    """Fail with a one-line error unless path is a kernel source tree."""
+    if not path.is_dir():
+        raise ToolError(f"KSRC={path}: no such directory; point KSRC at a "
+                        "kernel source tree")
+    missing = [f for f in REQUIRED if not (path / f).is_file()]
+    if missing:
+        raise ToolError(f"KSRC={path} is not a kernel source tree "
+                        f"(no {missing[0]}); point KSRC at one")
+    head = (path / "Makefile").read_text(errors="replace")[:2000]
+    parts = {}
+    for key in ("VERSION", "PATCHLEVEL", "SUBLEVEL", "EXTRAVERSION"):
+        m = re.search(rf"^{key}\s*=\s*(\S*)\s*$", head, re.M)
+        parts[key] = m.group(1) if m else ""
+    if not parts["VERSION"]:
+        raise ToolError(f"KSRC={path}: cannot read the kernel version from "
+                        "its Makefile")
+    version = "{VERSION}.{PATCHLEVEL}.{SUBLEVEL}{EXTRAVERSION}".format(**parts)
+    return KernelTree(path.resolve(), version)
+
+
+class Repo:
+    """git with this project's fixed settings, in one work tree."""
+
+    def __init__(self, git_dir: Path, work_tree: Path | None = None) -> None:
+        self.git_dir = git_dir
+        self.work_tree = work_tree
+
+    def git(self, *args: str, timeout: float = 900, check: bool = True,
+            stdin: str | None = None, merge_stderr: bool = False) -> str:
+        cmd = ["git", *GIT_OVERRIDES, f"--git-dir={self.git_dir}"]
+        if self.work_tree is not None:
+            cmd.append(f"--work-tree={self.work_tree}")
+        proc = run([*cmd, *args], cwd=self.work_tree or self.git_dir,
+                   env=GIT_ENV, timeout=timeout, check=check, stdin=stdin)
+        return proc.stdout + proc.stderr if merge_stderr else proc.stdout
+
+
+@dataclass(frozen=True)
+class Baseline:
+    commit: str
+    tree: str
+    work: Path            # the work tree, checked out at commit
+    repo: Repo
+
+
+def make_baseline(ksrc: KernelTree, workdir: Path) -> Baseline:
+    """Snapshot ksrc into WORKDIR/baseline.git and check it out in WORKDIR/work.
+
+    The input tree is only read: git runs with its own git directory and
+    index, and the input tree as work tree.  A second run on the same tree
+    finds the index up to date and takes well under a second.
+    """
+    git_dir = workdir / "baseline.git"
+    if not (git_dir / "HEAD").exists():
+        workdir.mkdir(parents=True, exist_ok=True)
+        run(["git", *GIT_OVERRIDES, "init", "-q", "--bare", str(git_dir)],
+            env=GIT_ENV)
+    snap = Repo(git_dir, ksrc.path)
+    # -f: Debian's tarball has a .gitignore that would hide everything.
+    snap.git("add", "-f", "-A", "--", ".")
+    tree = snap.git("write-tree").strip()
+    commit = snap.git("commit-tree", "-m",
+                      f"Linux {ksrc.version}: baseline of {ksrc.path.name}",
+                      tree).strip()
+    work = workdir / "work"
+    repo = Repo(git_dir / "worktrees" / "work", work)
+    if not (work / ".git").exists():
+        if work.exists():
+            shutil.rmtree(work)
+        Repo(git_dir).git("worktree", "prune")
+        Repo(git_dir).git("worktree", "add", "-q", "--detach", str(work),
+                          commit)
+    else:
+        repo.git("checkout", "-q", "-f", "--detach", commit)
+        repo.git("clean", "-q", "-f", "-d", "-x")
+    return Baseline(commit, tree, work, repo)
