@@ -22,10 +22,37 @@ virtual report
 ns_macros << virtual.ns_macros;
 @@
 NS_MACROS = frozenset(name for name in ns_macros.split(",") if name)
+CONTINUED = chr(92)     # a backslash, which this file may not spell
 
 
 def quoted(ns):
     return cocci.make_expr('"%s"' % ns)
+
+
+def define_params(line):
+    """The parameters of a function-like '#define NAME(...)' line, or None."""
+    s = line.strip()
+    if not s.startswith("#"):
+        return None
+    s = s[1:].strip()
+    if not s.startswith("define"):
+        return None
+    name, paren, rest = s[len("define"):].strip().partition("(")
+    if not paren or not name or not name.replace("_", "a").isalnum():
+        return None
+    return [x.strip() for x in rest.split(")")[0].split(",")]
+
+
+def macro_parameter(ns, pos):
+    """Is ns a parameter of the #define that pos stands in?  A pass-through
+    wrapper such as '#define W(sym, ns) EXPORT_SYMBOL_NS(sym, ns)' must keep
+    its parameter bare."""
+    with open(pos.file, errors="replace") as f:
+        lines = f.read().split(chr(10))
+    i = int(pos.line) - 1
+    while i > 0 and lines[i - 1].rstrip().endswith(CONTINUED):
+        i -= 1
+    return ns in (define_params(lines[i]) or [])
 
 // A statement-like use at top level: EXPORT_SYMBOL_NS_GPL(sym, FOO);
 @top_level@
@@ -104,9 +131,13 @@ f(es, ns@p)
 
 @script:python in_expression_str@
 ns << in_expression.ns;
+p << in_expression.p;
 s;
 @@
-coccinelle.s = quoted(ns)
+if macro_parameter(ns, p[0]):
+    cocci.include_match(False)
+else:
+    coccinelle.s = quoted(ns)
 
 @depends on patch@
 identifier f;

@@ -88,6 +88,24 @@ def summary_table(counts: dict[str, tuple[int, int]]) -> str:
     return "\n".join(lines)
 
 
+def ns_string_spatch(spatch_bin: str, version: str,
+                     names: list[str]) -> Spatch:
+    """spatch as the ns-string step runs it, for the given macro names."""
+    return Spatch(spatch_bin, version, COCCI / "ns_string.cocci", (
+        "--macro-file", str(COCCI / "ns_string.h"), "--no-includes",
+        "--max-width", "200", "--timeout", str(FILE_TIMEOUT), "-D", "patch",
+        "-D", "ns_macros=" + ",".join(names)))
+
+
+def export_for_spatch(spatch_bin: str, version: str,
+                      entries: list["ExportFor"]) -> Spatch:
+    """spatch as the export-for step runs it, for the given table entries."""
+    arg = ";".join(f"{e.symbol}:{e.modules}" for e in entries)
+    return Spatch(spatch_bin, version, COCCI / "export_for.cocci", (
+        "--no-includes", "--timeout", str(FILE_TIMEOUT), "-D", "patch",
+        "-D", f"export_for={arg}"))
+
+
 def ns_string(repo: Repo, spatch_bin: str, version: str, jobs: int,
               cache: Path) -> StepResult:
     """Quote every namespace argument; stop the macros stringifying."""
@@ -101,12 +119,8 @@ def ns_string(repo: Repo, spatch_bin: str, version: str, jobs: int,
         result.notes.append("no identifier namespaces: the tree is already "
                             "converted")
         return result
-    cocci = COCCI / "ns_string.cocci"
-    hints = COCCI / "ns_string.h"
-    options = ("--macro-file", str(hints), "--no-includes", "--max-width",
-               "200", "--timeout", str(FILE_TIMEOUT), "-D", "patch",
-               "-D", "ns_macros=" + ",".join(names))
-    sp = Spatch(spatch_bin, version, cocci, options)
+    sp = ns_string_spatch(spatch_bin, version, names)
+    cocci, hints, options = sp.cocci, COCCI / "ns_string.h", sp.options
     c_files = git_grep(repo, names, "*.c", "*.h")
     res = run_spatch(sp, root, c_files, cache, jobs)
     if res.failed:
@@ -224,8 +238,9 @@ def completeness(repo: Repo, ident: dict[str, int],
                 problems.append(f"{f}: a script with no rule")
             continue
         for s in sites.find_sites(f, macros.read_text(root / f), ident):
-            if s.kind is sites.Kind.BARE:
-                problems.append(f"{f}:{s.line}: {s.macro}(..., {s.arg})")
+            if s.kind in (sites.Kind.BARE, sites.Kind.QUOTED_PARAM):
+                problems.append(f"{f}:{s.line}: {s.macro}(..., {s.arg}): "
+                                f"{s.kind.value}")
     return problems
 
 
@@ -289,11 +304,8 @@ def export_for(repo: Repo, spatch_bin: str, version: str, jobs: int,
         todo.append(e)
     if not todo:
         return result
-    arg = ";".join(f"{e.symbol}:{e.modules}" for e in todo)
-    cocci = COCCI / "export_for.cocci"
-    options = ("--no-includes", "--timeout", str(FILE_TIMEOUT), "-D", "patch",
-               "-D", f"export_for={arg}")
-    sp = Spatch(spatch_bin, version, cocci, options)
+    sp = export_for_spatch(spatch_bin, version, todo)
+    cocci, options = sp.cocci, sp.options
     res = run_spatch(sp, root, sorted(files), cache, jobs)
     if res.failed:
         raise ToolError(f"spatch failed on {res.failed[0][0]}: {res.failed[0][1]}")

@@ -20,6 +20,7 @@ class Kind(Enum):
     PASS_THROUGH = "pass"       # a macro parameter: must stay bare
     BARE = "bare"               # FOO: must become "FOO"
     OTHER = "other"             # empty, ..., an expression: not a namespace
+    QUOTED_PARAM = "quoted parameter"   # "ns" where ns is a parameter: wrong
 
 
 @dataclass(frozen=True)
@@ -84,16 +85,14 @@ def find_sites(path: str, text: str, ns_macros: dict[str, int]) -> Iterator[Site
         lead = len(raw) - len(raw.lstrip(" \t\\\n"))
         start = arg_start + lead
         end = start + len(arg) if IDENT_RE.match(arg) or arg.startswith('"') else inner_end
+        if spans is None:
+            spans = _define_spans(path, text)
+        params_here = [p for s, e, p, _ in spans if s <= m.start() < e]
+        params = params_here[0] if params_here else ()
         if arg.startswith('"'):
-            kind = Kind.STRING
+            kind = Kind.QUOTED_PARAM if arg.strip('"') in params else Kind.STRING
         elif IDENT_RE.match(arg):
-            if spans is None:
-                spans = _define_spans(path, text)
-            kind = Kind.BARE
-            for s, e, params, _ in spans:
-                if s <= m.start() < e and arg in params:
-                    kind = Kind.PASS_THROUGH
-                    break
+            kind = Kind.PASS_THROUGH if arg in params else Kind.BARE
         else:
             kind = Kind.OTHER
         if kind is Kind.BARE and text[start:end] != arg:
