@@ -73,8 +73,8 @@ How it was verified:
 def run_generate(args: argparse.Namespace) -> int:
     start = time.monotonic()
     ksrc = tree.check_tree(Path(args.ksrc))
-    order = series.read_order(PROJECT / "patches" / "series",
-                              set(convert.STEPS))
+    order_file = Path(args.series_file)
+    order = series.read_order(order_file, set(convert.STEPS))
     version = spatch.find_spatch(args.spatch)
     workdir = Path(args.workdir).resolve()
     out = Path(args.out).resolve() / "series"
@@ -83,7 +83,7 @@ def run_generate(args: argparse.Namespace) -> int:
                           f"--work-tree={ksrc.path}", "add", "-f", "-A"]))
         for e in order:
             if e.kind == "patch":
-                print(shlex.join(["git", "am", str(PROJECT / "patches" / e.name)]))
+                print(shlex.join(["git", "am", str(order_file.parent / e.name)]))
             else:
                 print(f"# generated step {e.name}: spatch per file, see "
                       f"nsgen/convert.py")
@@ -99,7 +99,7 @@ def run_generate(args: argparse.Namespace) -> int:
     for e in order:
         t = time.monotonic()
         if e.kind == "patch":
-            series.apply_patch(base.repo, PROJECT / "patches" / e.name)
+            series.apply_patch(base.repo, order_file.parent / e.name)
             log(f"  applied {e.name}: {time.monotonic() - t:.1f} s")
             continue
         step: Callable[..., convert.StepResult] = convert.STEPS[e.name]
@@ -110,7 +110,8 @@ def run_generate(args: argparse.Namespace) -> int:
             base.repo.git("commit", "-q", "--cleanup=verbatim", "-F", "-",
                           stdin=r.message)
         log(f"  generated {e.name}: {r.status.value}, {len(r.files)} files"
-            f"{' (' + '; '.join(r.notes) + ')' if r.notes else ''}: "
+            f"{' (' + '; '.join(r.notes) + ')' if r.notes else ''}, "
+            f"{r.cached} spatch results from cache: "
             f"{time.monotonic() - t:.1f} s")
     if all(r.status is convert.Status.NOTHING for r in results):
         log("generate: nothing to convert: the tree already has every "
@@ -120,9 +121,46 @@ def run_generate(args: argparse.Namespace) -> int:
     files = series.format_series(base.repo, base.commit, out, subject, body)
     for f in files:
         print(f)
-    log(f"generate: {len(files) - 1} patches and a cover letter in {out}: "
+    log(f"generate: {max(len(files) - 1, 0)} patches and a cover letter in {out}: "
         f"{time.monotonic() - start:.1f} s")
     return 0
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    """git am OUT/series onto a fresh work tree of the pristine baseline."""
+    ksrc = tree.check_tree(Path(args.ksrc))
+    workdir = Path(args.workdir).resolve()
+    patches = sorted(p for p in Path(args.series).glob("*.patch")
+                     if not p.name.startswith("0000-"))
+    if not patches:
+        raise ToolError(f"{args.series}: no patches; run 'make' first")
+    base = tree.make_baseline(ksrc, workdir)
+    dest = Path(args.dest).resolve()
+    repo = tree.attach_worktree(base, dest)
+    for p in patches:
+        series.apply_patch(repo, p)
+    log(f"apply: {len(patches)} patches applied with git am in {dest}")
+    print(dest)
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Completeness and idempotence of the conversion on a converted tree."""
+    ksrc = tree.check_tree(Path(args.ksrc))
+    workdir = Path(args.workdir).resolve()
+    snap, _, _ = tree.snapshot(ksrc, workdir)
+    before = convert.discover(snap)
+    converted = tree.Repo(Path(args.tree).resolve() / ".git", Path(args.tree).resolve())
+    version = spatch.find_spatch(args.spatch)
+    report = convert.check_converted(converted, before, args.spatch, version,
+                                     args.jobs, workdir / "check-cache")
+    for line in report.problems:
+        print(f"  {line}")
+    print(f"check: {len(before.ident)} namespace macros in the pristine "
+          f"tree, {report.sites} namespace arguments in {report.files} "
+          f"files of the converted tree; {len(report.problems)} problem(s); "
+          f"spatch run again changed {len(report.rechanged)} file(s)")
+    return 1 if report.problems or report.rechanged else 0
 
 
 def setup_parser() -> argparse.ArgumentParser:
@@ -142,13 +180,31 @@ def setup_parser() -> argparse.ArgumentParser:
     gen.add_argument("--base-desc", default="",
                      help="how the cover letter names the base tree, e.g. "
                      "the Debian package and version")
+    gen.add_argument("--series-file", default=str(PROJECT / "patches" / "series"),
+                     help="the order file (default: %(default)s)")
     gen.add_argument("--dry-run", action="store_true",
                      help="print the commands instead of running them")
+    app = sub.add_parser("apply", help="git am a series onto a fresh work "
+                         "tree of the pristine baseline")
+    app.add_argument("--ksrc", required=True, help="pristine kernel tree")
+    app.add_argument("--workdir", default=str(DEFAULT_WORKDIR))
+    app.add_argument("--series", default=str(PROJECT / "out" / "series"))
+    app.add_argument("--dest", required=True, help="work tree to create")
+    chk = sub.add_parser("check", help="completeness and idempotence of the "
+                         "conversion in a converted tree")
+    chk.add_argument("--ksrc", required=True, help="pristine kernel tree")
+    chk.add_argument("--workdir", default=str(DEFAULT_WORKDIR))
+    chk.add_argument("--tree", required=True,
+                     help="the tree with the series applied (a git work tree)")
+    chk.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    chk.add_argument("--spatch", default="spatch")
     return parser
 
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "generate": run_generate,
+    "apply": run_apply,
+    "check": run_check,
 }
 
 

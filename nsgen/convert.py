@@ -33,7 +33,8 @@ class StepResult:
     subject: str = ""
     message: str = ""
     files: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # deterministic facts
+    cached: int = 0        # files whose spatch result came from the cache
 
 
 def git_grep(repo: Repo, names: list[str], *paths: str) -> list[str]:
@@ -199,8 +200,9 @@ Changes per top-level directory:
 """
     result.status = Status.CHANGED
     result.files = changed
-    result.notes.append(f"{len(res.changed)} files by spatch "
-                        f"({res.cached} from cache), {len(leftovers)} sites by "
+    result.cached = res.cached
+    result.notes.append(f"{len(res.changed)} files by spatch, "
+                        f"{len(leftovers)} sites by "
                         f"the text step, {len(roots)} definitions, "
                         f"{len(scripts)} scripts")
     result.elapsed = time.monotonic() - start
@@ -352,8 +354,46 @@ Changes per top-level directory:
 """
     result.status = Status.CHANGED
     result.files = changed
+    result.cached = res.cached
     result.elapsed = time.monotonic() - start
     return result
 
 
 STEPS = {"ns-string": ns_string, "export-for": export_for}
+
+
+@dataclass
+class CheckReport:
+    problems: list[str]
+    rechanged: list[str]
+    sites: int
+    files: int
+
+
+def check_converted(repo: Repo, before: macros.NsMacros, spatch_bin: str,
+                    version: str, jobs: int, cache: Path) -> CheckReport:
+    """Prove the conversion complete and idempotent on a converted tree.
+
+    Complete: no macro stringifies a namespace any more, and no argument of
+    the macros the pristine tree had is bare (or a quoted parameter).
+    Idempotent: spatch with the pristine tree's macro names changes nothing.
+    """
+    root = repo.work_tree
+    assert root is not None
+    rules = textconv.load_rules(COCCI / "scripts.rules")
+    problems = completeness(repo, before.ident, rules)
+    names = before.names()
+    files = git_grep(repo, names)
+    count = sum(1 for f in files if textconv.PROSE_OR_C.search(f)
+                for _ in sites.find_sites(f, macros.read_text(root / f),
+                                          before.ident))
+    rechanged: list[str] = []
+    c_files = git_grep(repo, names, "*.c", "*.h")
+    if c_files:
+        res = run_spatch(ns_string_spatch(spatch_bin, version, names), root,
+                         c_files, cache, jobs)
+        rechanged = list(res.changed)
+        problems.extend(f"{f}: spatch failed: {why}" for f, why in res.failed)
+        if rechanged:
+            repo.git("checkout", "-q", "--", *rechanged)
+    return CheckReport(problems, rechanged, count, len(files))

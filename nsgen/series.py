@@ -83,6 +83,10 @@ def format_series(repo: Repo, base: str, out: Path, cover_subject: str,
     if tmp.exists():
         shutil.rmtree(tmp)
     try:
+        tmp.mkdir()
+        if not repo.git("rev-list", f"{base}..HEAD").strip():
+            _replace(tmp, out)
+            return []
         repo.git("format-patch", "-q", "--zero-commit", "--no-signature",
                  "--cover-letter", "--no-binary", "--stat=80",
                  "--summary", "--base", base, "-o", str(tmp),
@@ -95,13 +99,18 @@ def format_series(repo: Repo, base: str, out: Path, cover_subject: str,
         text = text.replace("*** SUBJECT HERE ***", cover_subject)
         text = text.replace("*** BLURB HERE ***", cover_body.rstrip("\n"))
         cover.write_text(text)
-        old = out.parent / f".{out.name}.old-{os.getpid()}"
-        if out.exists():
-            out.rename(old)
-        tmp.rename(out)
-        if old.exists():
-            shutil.rmtree(old)
+        _replace(tmp, out)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)
     return sorted(out.iterdir())
+
+
+def _replace(new: Path, out: Path) -> None:
+    """Move the finished directory new to out, replacing what was there."""
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    if out.exists():
+        out.rename(old)
+    new.rename(out)
+    if old.exists():
+        shutil.rmtree(old)

@@ -94,8 +94,8 @@ class Baseline:
     repo: Repo
 
 
-def make_baseline(ksrc: KernelTree, workdir: Path) -> Baseline:
-    """Snapshot ksrc into WORKDIR/baseline.git and check it out in WORKDIR/work.
+def snapshot(ksrc: KernelTree, workdir: Path) -> tuple[Repo, str, str]:
+    """Snapshot ksrc into WORKDIR/baseline.git; return (repo, commit, tree).
 
     The input tree is only read: git runs with its own git directory and
     index, and the input tree as work tree.  A second run on the same tree
@@ -110,9 +110,15 @@ def make_baseline(ksrc: KernelTree, workdir: Path) -> Baseline:
     # -f: Debian's tarball has a .gitignore that would hide everything.
     snap.git("add", "-f", "-A", "--", ".")
     tree = snap.git("write-tree").strip()
-    commit = snap.git("commit-tree", "-m",
-                      f"Linux {ksrc.version}: baseline of {ksrc.path.name}",
+    commit = snap.git("commit-tree", "-m", f"Linux {ksrc.version}: baseline",
                       tree).strip()
+    return snap, commit, tree
+
+
+def make_baseline(ksrc: KernelTree, workdir: Path) -> Baseline:
+    """Snapshot ksrc and check the snapshot out in WORKDIR/work."""
+    snap, commit, tree = snapshot(ksrc, workdir)
+    git_dir = snap.git_dir
     work = workdir / "work"
     repo = Repo(git_dir / "worktrees" / "work", work)
     if not (work / ".git").exists():
@@ -122,6 +128,25 @@ def make_baseline(ksrc: KernelTree, workdir: Path) -> Baseline:
         Repo(git_dir).git("worktree", "add", "-q", "--detach", str(work),
                           commit)
     else:
+        repo.git("am", "--abort", check=False)
         repo.git("checkout", "-q", "-f", "--detach", commit)
         repo.git("clean", "-q", "-f", "-d", "-x")
     return Baseline(commit, tree, work, repo)
+
+def attach_worktree(base: Baseline, dest: Path) -> Repo:
+    """A second work tree of the baseline at dest, reset to the baseline."""
+    git_dir = base.repo.git_dir.parent.parent
+    if (dest / ".git").exists():
+        repo = Repo(Path(run(["git", "-C", str(dest), "rev-parse",
+                              "--absolute-git-dir"]).stdout.strip()), dest)
+        repo.git("am", "--abort", check=False)
+        repo.git("checkout", "-q", "-f", "--detach", base.commit)
+        repo.git("clean", "-q", "-f", "-d", "-x")
+        return repo
+    if dest.exists():
+        shutil.rmtree(dest)
+    Repo(git_dir).git("worktree", "prune")
+    Repo(git_dir).git("worktree", "add", "-q", "--detach", str(dest),
+                      base.commit)
+    return Repo(Path(run(["git", "-C", str(dest), "rev-parse",
+                          "--absolute-git-dir"]).stdout.strip()), dest)

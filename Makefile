@@ -1,0 +1,66 @@
+# The front door.  'make' writes the series, 'make check' runs every test.
+# Both install what is missing first (Debian packages, the kernel source).
+
+WORKDIR ?= $(HOME)/.cache/ns-series
+KSRC ?= $(WORKDIR)/src/linux-source-6.12
+OUT ?= out
+JOBS ?= $(shell nproc)
+PYTHON ?= /usr/bin/python3
+BASE_DESC ?= $(shell dpkg-query -W -f='linux-source-6.12 $${Version}' linux-source-6.12 2>/dev/null)
+
+DEFAULT_KSRC := $(WORKDIR)/src/linux-source-6.12
+GEN := $(PYTHON) generate.py
+GEN_ARGS := --ksrc "$(KSRC)" --workdir "$(WORKDIR)"
+
+.PHONY: all series deps ksrc check test boot-test bench checkpatch help clean
+
+all: series
+
+help:
+	@echo 'Targets:'
+	@echo '  make [series]    write the patch series to $$(OUT)/series (default)'
+	@echo '  make check       every test: unit tests, fixtures, the series on'
+	@echo '                   the real tree (applies, complete, idempotent,'
+	@echo '                   reproducible, checkpatch) and the QEMU boot test'
+	@echo '  make test        the fast tests only (no kernel tree needed)'
+	@echo '  make boot-test   build the patched kernel and boot it in QEMU'
+	@echo '  make checkpatch  scripts/checkpatch.pl --strict on patches/*.patch'
+	@echo '  make bench       conversion timings, cold and warm, against grep+sed'
+	@echo '  make deps        install missing Debian packages'
+	@echo '  make clean       remove $$(OUT)'
+	@echo 'Variables:'
+	@echo '  KSRC=$(KSRC)'
+	@echo '            kernel tree, only read (default: linux-source-6.12 unpacked in WORKDIR)'
+	@echo '  WORKDIR=$(WORKDIR)'
+	@echo '            baseline, work trees, caches, kernel build'
+	@echo '  OUT=$(OUT)  JOBS=$(JOBS)  PYTHON=$(PYTHON)'
+
+deps:
+	./setup.sh deps
+
+# Unpack the Debian tarball only when KSRC is the default.
+ksrc: deps
+ifeq ($(KSRC),$(DEFAULT_KSRC))
+	./setup.sh unpack "$(WORKDIR)/src"
+endif
+
+series: ksrc
+	$(GEN) generate $(GEN_ARGS) --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)"
+
+test: deps
+	$(PYTHON) tests/check.py --fast
+
+check: ksrc
+	$(PYTHON) tests/check.py $(GEN_ARGS) --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)"
+
+boot-test: series
+	$(PYTHON) tests/check.py $(GEN_ARGS) --out "$(OUT)" --jobs $(JOBS) --only boot-test
+
+checkpatch: ksrc
+	$(PYTHON) tests/check.py $(GEN_ARGS) --out "$(OUT)" --only checkpatch
+
+bench: ksrc
+	$(PYTHON) bench/bench_convert.py $(GEN_ARGS) --jobs $(JOBS)
+
+clean:
+	rm -rf "$(OUT)"

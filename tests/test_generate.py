@@ -1,0 +1,197 @@
+"""generate.py on a small kernel-shaped tree: the whole pipeline, its
+guarantees (input untouched, reproducible, idempotent) and its errors."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import generate
+from tests import minitree
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+def digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            h.update(str(p.relative_to(root)).encode() + p.read_bytes())
+    return h.hexdigest()
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, Path]:
+    ksrc = minitree.make(tmp_path / "linux")
+    order = tmp_path / "patches" / "series"
+    order.parent.mkdir()
+    order.write_text("generate: ns-string\ngenerate: export-for\n")
+    return {"ksrc": ksrc, "order": order, "work": tmp_path / "wd",
+            "out": tmp_path / "out", "tmp": tmp_path}
+
+
+def gen(env: dict[str, Path], *extra: str, out: Path | None = None) -> int:
+    return generate.main(["generate", "--ksrc", str(env["ksrc"]),
+                          "--workdir", str(env["work"]),
+                          "--out", str(out or env["out"]), "--jobs", "2",
+                          "--series-file", str(env["order"]), *extra])
+
+
+def test_series_converts_and_leaves_input_alone(env: dict[str, Path]) -> None:
+    before = digest(env["ksrc"])
+    assert gen(env) == 0
+    assert digest(env["ksrc"]) == before
+    names = sorted(p.name for p in (env["out"] / "series").iterdir())
+    assert names == [
+        "0000-cover-letter.patch",
+        "0001-treewide-write-symbol-namespaces-as-string-literals.patch",
+        "0002-x86-fpu-export-fpu_swap_kvm_fpstate-to-kvm-only.patch"]
+    work = env["work"] / "work"
+    foo = (work / "drivers/foo/foo.c").read_text()
+    assert 'EXPORT_SYMBOL_NS_GPL(foo, "FOO");' in foo
+    assert 'EXPORT_SYMBOL_NS(foo_bar,\n\t\t "FOO");' in foo
+    assert 'EXPORT_NS_GPL_DEV_PM_OPS(foo_pm, "FOO") = {' in foo
+    assert 'MODULE_IMPORT_NS("BAR");' in foo
+    assert 'EXPORT_SYMBOL_NS_GPL(sym, "FOO")' in foo      # the comment
+    assert '__EXPORT_SYMBOL(sym, "GPL", ns)' in \
+        (work / "include/linux/export.h").read_text()
+    assert "MODULE_INFO(import_ns, ns)" in \
+        (work / "include/linux/module.h").read_text()
+    pm = (work / "include/linux/pm.h").read_text()
+    assert '_EXPORT_DEV_PM_OPS(name, "GPL", ns)' in pm
+    assert "EXPORT_SYMBOL_NS_GPL(name, ns)" in pm          # pass-through
+    assert '"FOO")' in (work / "drivers/foo/foo.h").read_text()
+    assert 'ns=\\"$1\\"' in (work / "scripts/nsdeps").read_text()
+    assert '"[^"]+"' in (work / "scripts/kernel-doc").read_text()
+    assert '(usb_stor_suspend, "USB_STORAGE")' in \
+        (work / "Documentation/core-api/symbol-namespaces.rst").read_text()
+    assert 'EXPORT_SYMBOL_GPL_FOR(fpu_swap_kvm_fpstate, "kvm");' in \
+        (work / "arch/x86/kernel/fpu/core.c").read_text()
+    cover = (env["out"] / "series" / "0000-cover-letter.patch").read_text()
+    assert "6.12.99" in cover and "*** " not in cover
+
+
+def test_reproducible(env: dict[str, Path]) -> None:
+    assert gen(env) == 0
+    other = env["tmp"] / "out2"
+    assert gen(env, out=other) == 0
+    for p in (env["out"] / "series").iterdir():
+        assert p.read_bytes() == (other / "series" / p.name).read_bytes(), p
+
+
+def test_series_applies_and_is_idempotent(env: dict[str, Path]) -> None:
+    assert gen(env) == 0
+    dest = env["tmp"] / "applied"
+    assert generate.main(["apply", "--ksrc", str(env["ksrc"]), "--workdir",
+                          str(env["work"]), "--series",
+                          str(env["out"] / "series"), "--dest",
+                          str(dest)]) == 0
+    assert 'EXPORT_SYMBOL_NS_GPL(foo, "FOO");' in \
+        (dest / "drivers/foo/foo.c").read_text()
+    assert generate.main(["check", "--ksrc", str(env["ksrc"]), "--workdir",
+                          str(env["work"]), "--tree", str(dest)]) == 0
+
+
+def test_converted_tree_has_nothing_to_do(env: dict[str, Path],
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert gen(env) == 0
+    env["ksrc"] = env["work"] / "work"     # the converted tree as input
+    env["work"] = env["tmp"] / "wd2"
+    assert gen(env) == 0
+    assert "nothing to convert" in capsys.readouterr().err
+    assert list((env["out"] / "series").iterdir()) == []
+
+
+def test_check_finds_a_bare_namespace(env: dict[str, Path],
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert gen(env) == 0
+    dest = env["tmp"] / "applied"
+    assert generate.main(["apply", "--ksrc", str(env["ksrc"]), "--workdir",
+                          str(env["work"]), "--series",
+                          str(env["out"] / "series"), "--dest",
+                          str(dest)]) == 0
+    foo = dest / "drivers/foo/foo.c"
+    foo.write_text(foo.read_text() + "MODULE_IMPORT_NS(LEFT);\n")
+    assert generate.main(["check", "--ksrc", str(env["ksrc"]), "--workdir",
+                          str(env["work"]), "--tree", str(dest)]) == 1
+    out = capsys.readouterr().out
+    assert "drivers/foo/foo.c:14: MODULE_IMPORT_NS(..., LEFT): bare" in out
+
+
+def one_error(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err, "no error printed"
+    assert err[-1].startswith("generate.py: error: ")
+    return err[-1]
+
+
+def test_not_a_kernel_tree(env: dict[str, Path],
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    (env["ksrc"] / "include/linux/export.h").unlink()
+    assert gen(env) == 1
+    assert "is not a kernel source tree" in one_error(capsys)
+    assert not (env["out"] / "series").exists()
+
+
+def test_spatch_missing(env: dict[str, Path],
+                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert gen(env, "--spatch", str(env["tmp"] / "no-spatch")) == 1
+    assert "not found" in one_error(capsys)
+
+
+def test_spatch_too_old(env: dict[str, Path],
+                        capsys: pytest.CaptureFixture[str]) -> None:
+    fake = env["tmp"] / "old-spatch"
+    fake.write_text("#!/bin/sh\necho 'spatch version 1.0.8 compiled with OCaml'\n")
+    fake.chmod(0o755)
+    assert gen(env, "--spatch", str(fake)) == 1
+    assert "too old" in one_error(capsys)
+
+
+def test_patch_that_does_not_apply(env: dict[str, Path],
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert gen(env) == 0
+    good = sorted((env["out"] / "series").iterdir())
+    before = [p.read_bytes() for p in good]
+    bad = env["order"].parent / "0001-bad.patch"
+    bad.write_text(
+        "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
+        "From: A <a@example.invalid>\nDate: Sat, 1 Jan 2000 00:00:00 +0000\n"
+        "Subject: [PATCH] module: change a line that is not there\n\n"
+        "Signed-off-by: A <a@example.invalid>\n---\n"
+        "diff --git a/kernel/module/main.c b/kernel/module/main.c\n"
+        "--- a/kernel/module/main.c\n+++ b/kernel/module/main.c\n"
+        "@@ -1 +1 @@\n-/* not the loader */\n+/* the new loader */\n")
+    env["order"].write_text("0001-bad.patch\ngenerate: ns-string\n")
+    assert gen(env) == 1
+    msg = one_error(capsys)
+    assert "0001-bad.patch does not apply at kernel/module/main.c" in msg
+    assert [p.read_bytes() for p in good] == before      # old series kept
+
+
+def test_dry_run_runs_nothing(env: dict[str, Path],
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert gen(env, "--dry-run") == 0
+    assert "git format-patch" in capsys.readouterr().out
+    assert not env["work"].exists()
+
+
+def test_warm_run_uses_the_cache(env: dict[str, Path],
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    assert gen(env) == 0
+    capsys.readouterr()
+    assert gen(env) == 0
+    assert "5 spatch results from cache" in capsys.readouterr().err
+
+
+def test_kernel_doc_rule_matches_converted_exports(env: dict[str, Path]) -> None:
+    assert gen(env) == 0
+    line = (env["work"] / "work/scripts/kernel-doc").read_text().split("'")[1]
+    script = (f"print((q{{EXPORT_SYMBOL_NS_GPL(foo, \"FOO\");}} =~ /{line}/) "
+              "? \"$2\\n\" : \"no\\n\")")
+    out = subprocess.run(["perl", "-e", script], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "foo"
