@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""Run every test of the project and print one verdict per case, ending with
+'N passed, N failed'.  Sub-suites (pytest, the matcher test, the boot test)
+add their own counts.
+
+  tests/check.py --fast                 tests that need no kernel tree
+  tests/check.py --ksrc K --workdir W   everything (what 'make check' runs)
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Callable, Sequence
+
+PROJECT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+
+
+class Status(Enum):
+    PASS = "ok"
+    FAIL = "not ok"
+
+
+@dataclass
+class Case:
+    name: str
+    status: Status
+    passed: int          # counted cases (1 for a plain check)
+    failed: int
+    elapsed: float
+    detail: str = ""
+
+
+def sh(cmd: Sequence[str], timeout: float, cwd: Path = PROJECT,
+       env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run a command, echoing its output live to stderr, and capture it."""
+    print(f"# $ {' '.join(cmd)}", file=sys.stderr, flush=True)
+    full_env = dict(os.environ, **(env or {}))
+    proc = subprocess.Popen(list(cmd), cwd=cwd, env=full_env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            errors="replace")
+    lines: list[str] = []
+    start = time.monotonic()
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.append(line)
+        sys.stderr.write(line)
+        if time.monotonic() - start > timeout:
+            proc.kill()
+            lines.append(f"TIMEOUT after {timeout:.0f} s\n")
+            break
+    rc = proc.wait()
+    return subprocess.CompletedProcess(list(cmd), rc, "".join(lines), "")
+
+
+def counts(output: str) -> tuple[int, int] | None:
+    """The last 'N passed, N failed' (or pytest's summary) in output."""
+    found = None
+    for line in output.splitlines():
+        m = re.search(r"(\d+) passed, (\d+) failed", line)
+        if m:
+            found = (int(m.group(1)), int(m.group(2)))
+            continue
+        m = re.match(r"=*\s*(?:(\d+) failed, )?(\d+) passed", line.strip("= "))
+        if m and ("passed in" in line or "failed" in line):
+            found = (int(m.group(2)), int(m.group(1) or 0))
+    return found
+
+
+def suite(name: str, cmd: Sequence[str], timeout: float, **kw: object) -> Case:
+    start = time.monotonic()
+    proc = sh(cmd, timeout, **kw)  # type: ignore[arg-type]
+    c = counts(proc.stdout)
+    elapsed = time.monotonic() - start
+    if c is None:
+        return Case(name, Status.FAIL, 0, 1, elapsed,
+                    f"no result line (exit {proc.returncode})")
+    ok = proc.returncode == 0 and c[1] == 0 and c[0] > 0
+    return Case(name, Status.PASS if ok else Status.FAIL, c[0],
+                c[1] + (0 if ok or c[1] else 1), elapsed,
+                f"{c[0]} passed, {c[1]} failed, exit {proc.returncode}")
+
+
+def single(name: str, fn: Callable[[], str | None]) -> Case:
+    """A check that returns None on success or the reason it failed."""
+    start = time.monotonic()
+    try:
+        why = fn()
+    except Exception as e:  # a crash in a check is that check's failure
+        why = f"{type(e).__name__}: {e}"
+    elapsed = time.monotonic() - start
+    if why:
+        return Case(name, Status.FAIL, 0, 1, elapsed, why)
+    return Case(name, Status.PASS, 1, 0, elapsed)
+
+
+class Full:
+    """The checks that need the real kernel tree."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.ksrc = Path(args.ksrc).resolve()
+        self.workdir = Path(args.workdir).resolve()
+        self.out = Path(args.out).resolve()
+        self.applied = self.workdir / "applied"
+        self.marker = self.workdir / ".check-started"
+
+    def gen(self, *extra: str) -> subprocess.CompletedProcess[str]:
+        return sh([PY, "generate.py", *extra, "--ksrc", str(self.ksrc),
+                   "--workdir", str(self.workdir)], 3600)
+
+    def generate(self) -> str | None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.marker.write_text("")
+        p = self.gen("generate", "--out", str(self.out), "--jobs",
+                     str(self.args.jobs), "--base-desc", self.args.base_desc)
+        return None if p.returncode == 0 else p.stdout.strip().splitlines()[-1]
+
+    def reproducible(self) -> str | None:
+        other = self.workdir / "repro"
+        p = self.gen("generate", "--out", str(other), "--jobs",
+                     str(self.args.jobs), "--base-desc", self.args.base_desc)
+        if p.returncode != 0:
+            return "second run failed"
+        a, b = self.out / "series", other / "series"
+        names = sorted(x.name for x in a.iterdir())
+        if names != sorted(x.name for x in b.iterdir()):
+            return "different patch files"
+        diff = [n for n in names if not filecmp.cmp(a / n, b / n, shallow=False)]
+        return f"differs: {', '.join(diff)}" if diff else None
+
+    def untouched(self) -> str | None:
+        p = subprocess.run(["find", str(self.ksrc), "-newer", str(self.marker),
+                            "-print", "-quit"], capture_output=True, text=True)
+        return f"modified: {p.stdout.strip()}" if p.stdout.strip() else None
+
+    def applies(self) -> str | None:
+        p = self.gen("apply", "--series", str(self.out / "series"), "--dest",
+                     str(self.applied))
+        return None if p.returncode == 0 else p.stdout.strip().splitlines()[-1]
+
+    def same_tree(self) -> str | None:
+        def tree(d: Path) -> str:
+            return subprocess.run(["git", "-C", str(d), "rev-parse",
+                                   "HEAD^{tree}"], capture_output=True,
+                                  text=True, check=True).stdout.strip()
+        a, b = tree(self.applied), tree(self.workdir / "work")
+        return None if a == b else f"git am gives {a[:12]}, generator {b[:12]}"
+
+    def converted(self) -> str | None:
+        p = self.gen("check", "--tree", str(self.applied), "--jobs",
+                     str(self.args.jobs))
+        return None if p.returncode == 0 else p.stdout.strip().splitlines()[-1]
+
+    def checkpatch(self) -> list[Case]:
+        allow: set[tuple[str, str]] = set()
+        for line in (PROJECT / "patches/checkpatch.allow").read_text().splitlines():
+            if line.strip() and not line.startswith("#"):
+                patch, kind = line.split()[:2]
+                allow.add((patch, kind))
+        cases = []
+        script = self.ksrc / "scripts/checkpatch.pl"
+        for patch in sorted((PROJECT / "patches").glob("*.patch")):
+            def one(patch: Path = patch) -> str | None:
+                p = subprocess.run(
+                    ["perl", str(script), "--strict", "--show-types",
+                     "--no-summary", "--terse", "-"],
+                    stdin=patch.open(), capture_output=True, text=True,
+                    cwd=self.ksrc, timeout=600,
+                    env=dict(os.environ, PATH="/usr/bin:/bin"))
+                found = re.findall(r"(ERROR|WARNING|CHECK):(\w+):", p.stdout)
+                bad = [f"{lvl}:{t}" for lvl, t in found
+                       if (patch.name, t) not in allow]
+                return ", ".join(bad) or None
+            cases.append(single(f"checkpatch --strict {patch.name}", one))
+        return cases
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--fast", action="store_true",
+                    help="only the tests that need no kernel tree")
+    ap.add_argument("--ksrc")
+    ap.add_argument("--workdir")
+    ap.add_argument("--out", default=str(PROJECT / "out"))
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--base-desc", default="")
+    ap.add_argument("--only", choices=["boot-test", "checkpatch"],
+                    help="run one part of the full checks")
+    args = ap.parse_args(argv)
+    if not args.fast and not (args.ksrc and args.workdir):
+        ap.error("--ksrc and --workdir are needed unless --fast")
+    cases: list[Case] = []
+
+    def add(case: Case | list[Case]) -> None:
+        for c in case if isinstance(case, list) else [case]:
+            cases.append(c)
+            line = f"{c.status.value} {len(cases)} - {c.name} ({c.elapsed:.1f} s)"
+            print(line + (f": {c.detail}" if c.detail else ""), flush=True)
+
+    print("TAP version 13", flush=True)
+    if args.only != "boot-test" and args.only != "checkpatch":
+        add(suite("pytest tests/ (tooling, semantic-patch fixtures)",
+                  [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                   "tests"], 1800))
+        add(suite("pytest boot-test/test_run.py (runner)",
+                  [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                   "boot-test/test_run.py"], 600))
+        add(suite("matcher unit test (header from patch 0003)",
+                  ["make", "-s", "-C", "tests/matcher"], 600))
+    if not args.fast:
+        full = Full(args)
+        applied: Case | None = None
+        if args.only == "checkpatch":
+            add(full.checkpatch())
+        elif args.only == "boot-test":
+            applied = single("series applies with git am", full.applies)
+            add(applied)
+        else:
+            add(single("generate the series from the real tree", full.generate))
+            add(single("input tree untouched", full.untouched))
+            add(single("series is byte-identical on a second run",
+                       full.reproducible))
+            applied = single("series applies with git am", full.applies)
+            add(applied)
+            add(single("git am result equals the generator's tree",
+                       full.same_tree))
+            add(single("conversion complete and idempotent", full.converted))
+            add(suite("matcher unit test (header from the applied tree)",
+                      ["make", "-s", "-C", "tests/matcher",
+                       f"KSRC_PATCHED={full.applied}"], 600))
+            add(full.checkpatch())
+        if applied is not None:
+            if applied.status is Status.PASS:
+                add(suite("boot test in QEMU", [
+                    PY, "boot-test/run.py", "--ksrc", str(full.applied),
+                    "--build-dir", str(full.workdir / "build-boot-test"),
+                    "--out", str(full.out / "boot-test"),
+                    "--jobs", str(args.jobs)], 4500))
+            else:
+                add(Case("boot test in QEMU", Status.FAIL, 0, 1, 0.0,
+                         "not run: the series does not apply"))
+    passed = sum(c.passed for c in cases)
+    failed = sum(c.failed for c in cases)
+    print(f"{passed} passed, {failed} failed", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
