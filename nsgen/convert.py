@@ -41,35 +41,48 @@ def git_grep(repo: Repo, names: list[str], *paths: str) -> list[str]:
     """Files of the work tree that name one of names as a whole word."""
     if not names:
         return []
-    out = repo.git("grep", "-l", "-I", "-w", "-E", "|".join(
-        re.escape(n) for n in sorted(names)), "--", *(paths or ["."]),
-        check=False)
+    patterns = [arg for n in sorted(names) for arg in ("-e", n)]
+    out = repo.git("grep", "-l", "-I", "-w", "-F", *patterns, "--",
+                   *(paths or ["."]), check=False)
     return sorted(out.split())
 
 
-def discover(repo: Repo) -> macros.NsMacros:
-    """Namespace macros of the work tree, following wrappers to a fixed point."""
+def discover(repo: Repo, files: list[str] | None = None) -> macros.NsMacros:
+    """Namespace macros of the work tree, following wrappers to a fixed point.
+
+    Each round greps the tree for the names the previous round found; with
+    files given, only those files are read (a re-check after conversion).
+    """
     root = repo.work_tree
     assert root is not None
-    known = sorted(macros.STRING_SINKS) + ["import_ns"]
-    files: set[str] = set()
-    while True:
-        new = set(git_grep(repo, known, "*.c", "*.h")) - files
-        if not new:
-            break
-        files |= new
-        found = macros.discover((f, macros.read_text(root / f))
-                                for f in sorted(files))
-        known = sorted(set(known) | set(found.ident) | set(found.string))
-    found = macros.discover((f, macros.read_text(root / f)) for f in sorted(files))
-    for name, index in found.ident.items():
-        defs = [d for f in sorted(files) for d in
-                macros.defines(f, macros.read_text(root / f)) if d.name == name]
-        if defs and any(index != len(d.params) - 1 for d in defs
-                        if len(d.params) > index):
-            raise ToolError(f"{name}() takes its namespace as argument "
-                            f"{index + 1}, not last; ns_string.cocci only "
-                            "handles a last namespace argument")
+    defs: dict[str, list[macros.Define]] = {}
+
+    def read(paths: list[str]) -> None:
+        for f in paths:
+            if f not in defs:
+                defs[f] = list(macros.defines(f, macros.read_text(root / f)))
+
+    if files is not None:
+        read(files)
+        found = macros.discover_defines(d for f in sorted(defs) for d in defs[f])
+    else:
+        searched: set[str] = set()
+        todo = sorted(macros.STRING_SINKS) + [macros.MODINFO_IMPORT[1]]
+        while todo:
+            searched.update(todo)
+            read(git_grep(repo, todo, "*.c", "*.h"))
+            found = macros.discover_defines(
+                d for f in sorted(defs) for d in defs[f])
+            todo = sorted((set(found.ident) | set(found.string)) - searched)
+    for f in sorted(defs):
+        for d in defs[f]:
+            index = found.ident.get(d.name)
+            if index is not None and len(d.params) > index \
+                    and index != len(d.params) - 1:
+                raise ToolError(f"{d.path}:{d.line}: {d.name}() takes its "
+                                f"namespace as argument {index + 1}, not "
+                                "last; ns_string.cocci only handles a last "
+                                "namespace argument")
     return found
 
 
@@ -133,7 +146,8 @@ def ns_string(repo: Repo, spatch_bin: str, version: str, jobs: int,
     leftovers = textconv.quote_leftovers(root, all_files, found.ident)
     rules = textconv.load_rules(COCCI / "scripts.rules")
     scripts = textconv.apply_script_rules(root, all_files, rules)
-    problems = completeness(repo, found.ident, rules)
+    problems = completeness(repo, found.ident, rules, all_files,
+                            sorted({d.path for d, _ in found.roots}))
     if problems:
         raise ToolError(f"{len(problems)} bare namespace(s) left after the "
                         f"conversion, first {problems[0]}")
@@ -225,16 +239,23 @@ def staged_counts(repo: Repo) -> dict[str, tuple[int, int]]:
 
 
 def completeness(repo: Repo, ident: dict[str, int],
-                 rules: list[textconv.ScriptRule]) -> list[str]:
-    """Every bare namespace left, as 'file:line: MACRO(..., NS)'."""
+                 rules: list[textconv.ScriptRule],
+                 files: list[str] | None = None,
+                 root_files: list[str] | None = None) -> list[str]:
+    """Every bare namespace left, as 'file:line: MACRO(..., NS): why'.
+
+    files: the files that name a macro (grepped when not given);
+    root_files: where stringifying definitions were (the whole tree's
+    namespace macros are found again when not given).
+    """
     root = repo.work_tree
     assert root is not None
     problems: list[str] = []
-    after = discover(repo)
+    after = discover(repo, root_files)
     for d, p in after.roots:
         problems.append(f"{d.path}:{d.line}: {d.name}() still stringifies {p}")
     covered = {r.path for r in rules}
-    for f in git_grep(repo, sorted(ident)):
+    for f in files if files is not None else git_grep(repo, sorted(ident)):
         if not textconv.PROSE_OR_C.search(f):
             if f not in covered:
                 problems.append(f"{f}: a script with no rule")

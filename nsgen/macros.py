@@ -140,7 +140,13 @@ def _stringified(arg: str, params: tuple[str, ...]) -> str | None:
 
 def discover(files: Iterable[tuple[str, str]]) -> NsMacros:
     """Find namespace macros in (path, text) pairs, to a fixed point."""
-    defs = [d for path, text in files for d in defines(path, text)]
+    return discover_defines(d for path, text in files
+                            for d in defines(path, text))
+
+
+def discover_defines(all_defs: Iterable[Define]) -> NsMacros:
+    """Find namespace macros among #defines, to a fixed point."""
+    defs = list(all_defs)
     found = NsMacros(string=dict(STRING_SINKS))
     changed = True
     while changed:
