@@ -499,7 +499,7 @@ def modpost_case(spec: ModuleSpec,
            else 'the build failed without the expected message')
     diagnostics = [why] + [f'expected: {m}' for m in spec.modpost_messages]
     diagnostics += [line for line in proc.stdout.splitlines()
-                    if 'modpost' in line]
+                    if line.startswith(('ERROR: modpost', 'WARNING: modpost'))]
     return TestCase(name, False, diagnostics)
 
 
