@@ -135,14 +135,14 @@ def ns_string(repo: Repo, spatch_bin: str, version: str, jobs: int,
         return result
     sp = ns_string_spatch(spatch_bin, version, names)
     cocci, hints, options = sp.cocci, COCCI / "ns_string.h", sp.options
-    c_files = git_grep(repo, names, "*.c", "*.h")
+    all_files = git_grep(repo, names)
+    c_files = [f for f in all_files if f.endswith((".c", ".h"))]
     res = run_spatch(sp, root, c_files, cache, jobs)
     if res.failed:
         f, why = res.failed[0]
         raise ToolError(f"spatch failed on {len(res.failed)} file(s), first "
                         f"{f}: {why}")
     roots = textconv.unstringify(root, found.roots)
-    all_files = git_grep(repo, names)
     leftovers = textconv.quote_leftovers(root, all_files, found.ident)
     rules = textconv.load_rules(COCCI / "scripts.rules")
     scripts = textconv.apply_script_rules(root, all_files, rules)

@@ -17,7 +17,7 @@ from typing import Sequence
 from .run import ToolError, run
 
 MIN_VERSION = (1, 1, 0)
-GROUP = 8            # files per spatch process
+GROUP = 16            # files per spatch process
 FILE_TIMEOUT = 120   # seconds spatch may spend on one file
 
 
