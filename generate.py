@@ -92,6 +92,9 @@ def run_generate(args: argparse.Namespace) -> int:
         return 0
     log(f"generate: Linux {ksrc.version} from {ksrc.path}")
     t = time.monotonic()
+    if not (workdir / "baseline.git" / "index").exists():
+        log("  first run: snapshotting the tree and checking it out "
+            "(about a minute)")
     base = tree.make_baseline(ksrc, workdir)
     log(f"  baseline {base.commit[:12]} in {workdir}: "
         f"{time.monotonic() - t:.1f} s")
