@@ -201,3 +201,15 @@ def test_every_module_has_a_source_and_a_guest_case() -> None:
 def test_missing_tool_is_one_line_error() -> None:
     with pytest.raises(run.BootTestError, match='not found'):
         run.run(['no-such-tool-boot-test'])
+
+
+def test_initramfs_list_adds_built_modules_only(tmp_path: Path) -> None:
+    r = run.Run(ksrc=tmp_path, build_dir=tmp_path, out=tmp_path, jobs=1,
+                timeout=1, accel='tcg')
+    ko = run.module_dir(r, 'clevo_wmi') / 'clevo_wmi.ko'
+    ko.parent.mkdir(parents=True)
+    ko.write_bytes(b'')
+    text = run.initramfs_list(r)
+    assert text.startswith(run.INITRAMFS_LIST.read_text())
+    assert text.endswith(f'file /modules/clevo_wmi.ko {ko} 0644 0 0\n')
+    assert '/modules/tuxedo_io.ko' not in text
