@@ -144,37 +144,42 @@ def run(cmd: Sequence[str | os.PathLike[str]], *, cwd: Optional[Path] = None,
         check: bool = True) -> subprocess.CompletedProcess[str]:
     """Run one program; a failure becomes a one-line BootTestError.
 
-    Output is captured as text (and appended to log, if given); with stdout
-    given, the standard output goes to that file as bytes instead. With
-    check=False a non-zero exit is returned rather than raised, for callers
-    that expect it.
+    The output is captured as text in the result's stdout. With log given,
+    it is appended to that file as it comes (a long build can be followed
+    with tail -f); with stdout given, the standard output goes to that file
+    as bytes and only the standard error is captured. With check=False a
+    non-zero exit is returned rather than raised, for callers expecting it.
     """
     argv = [str(c) for c in cmd]
     full_env = None if env is None else {**os.environ, **env}
+    options = dict(cwd=cwd, env=full_env, timeout=timeout,
+                   stdin=subprocess.DEVNULL, check=False)
     try:
-        if stdout is None:
-            proc = subprocess.run(argv, cwd=cwd, env=full_env,
-                                  timeout=timeout, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True,
-                                  errors='replace', check=False)
-        else:
+        if log is not None:
+            with log.open('a') as f:
+                f.write(f'$ {shlex.join(argv)}\n')
+                f.flush()
+                start = f.tell()
+                proc = subprocess.run(argv, stdout=f,
+                                      stderr=subprocess.STDOUT, **options)
+            with log.open(errors='replace') as f:
+                f.seek(start)
+                proc.stdout = f.read()
+        elif stdout is not None:
             with stdout.open('wb') as f:
-                proc = subprocess.run(argv, cwd=cwd, env=full_env,
-                                      timeout=timeout,
-                                      stdin=subprocess.DEVNULL, stdout=f,
-                                      stderr=subprocess.PIPE, text=True,
-                                      errors='replace', check=False)
+                proc = subprocess.run(argv, stdout=f, stderr=subprocess.PIPE,
+                                      text=True, errors='replace', **options)
             proc.stdout = proc.stderr
+        else:
+            proc = subprocess.run(argv, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True,
+                                  errors='replace', **options)
     except FileNotFoundError:
         raise BootTestError(f'{argv[0]}: command not found; install it')\
             from None
     except subprocess.TimeoutExpired as e:
         raise Timeout(f'{shlex.join(argv)}: timed out after '
                       f'{e.timeout:.0f} s') from None
-    if log is not None:
-        with log.open('a') as f:
-            f.write(f'$ {shlex.join(argv)}\n{proc.stdout}')
     if check and proc.returncode != 0:
         where = f' (full log: {log})' if log else ''
         sys.stderr.write(tail(proc.stdout) + '\n')

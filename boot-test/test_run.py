@@ -213,3 +213,14 @@ def test_initramfs_list_adds_built_modules_only(tmp_path: Path) -> None:
     assert text.startswith(run.INITRAMFS_LIST.read_text())
     assert text.endswith(f'file /modules/clevo_wmi.ko {ko} 0644 0 0\n')
     assert '/modules/tuxedo_io.ko' not in text
+
+
+def test_run_streams_to_log_and_returns_output(tmp_path: Path) -> None:
+    log = tmp_path / 'log'
+    log.write_text('earlier\n')
+    proc = run.run(['sh', '-c', 'echo out; echo err >&2'], log=log)
+    assert proc.stdout == 'out\nerr\n'
+    assert log.read_text() == ("earlier\n$ sh -c 'echo out; echo err >&2'\n"
+                               'out\nerr\n')
+    with pytest.raises(run.BootTestError, match=r'^false: exit status 1'):
+        run.run(['false'], log=log)
