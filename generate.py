@@ -137,9 +137,9 @@ def run_apply(args: argparse.Namespace) -> int:
                      if not p.name.startswith("0000-"))
     if not patches:
         raise ToolError(f"{args.series}: no patches; run 'make' first")
-    base = tree.make_baseline(ksrc, workdir)
+    _, commit, _ = tree.snapshot(ksrc, workdir)
     dest = Path(args.dest).resolve()
-    repo = tree.attach_worktree(base, dest)
+    repo = tree.attach_worktree(workdir / "baseline.git", commit, dest)
     for p in patches:
         series.apply_patch(repo, p)
     log(f"apply: {len(patches)} patches applied with git am in {dest}")

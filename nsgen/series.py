@@ -41,15 +41,19 @@ def read_order(path: Path, steps: set[str]) -> list[Entry]:
 
 def apply_patch(repo: Repo, patch: Path) -> None:
     """git am one hand-written patch; name the patch and file if it fails."""
+    patch = patch.resolve()     # git runs in the work tree
     try:
         repo.git("am", "--keep-cr", "-q", "--committer-date-is-author-date",
                  str(patch))
-    except ToolError:
+    except ToolError as e:
+        am_error = str(e)
         repo.git("am", "--abort", check=False)
         detail = repo.git("apply", "--check", str(patch), check=False,
                           merge_stderr=True)
         m = re.search(r"patch failed: (\S+)", detail) or \
             re.search(r"error: (\S+): (does not exist|already exists)", detail)
+        if not m and "patch failed" not in detail and "error:" not in detail:
+            raise ToolError(f"git am {patch.name} failed: {am_error}") from None
         where = f" at {m.group(1)}" if m else ""
         raise ToolError(f"{patch.name} does not apply{where}: the kernel has "
                         "changed there; refresh the patch for this tree") \

@@ -133,20 +133,19 @@ def make_baseline(ksrc: KernelTree, workdir: Path) -> Baseline:
         repo.git("clean", "-q", "-f", "-d", "-x")
     return Baseline(commit, tree, work, repo)
 
-def attach_worktree(base: Baseline, dest: Path) -> Repo:
-    """A second work tree of the baseline at dest, reset to the baseline."""
-    git_dir = base.repo.git_dir.parent.parent
+def attach_worktree(git_dir: Path, commit: str, dest: Path) -> Repo:
+    """A second work tree of the baseline repository at dest, at commit."""
     if (dest / ".git").exists():
         repo = Repo(Path(run(["git", "-C", str(dest), "rev-parse",
                               "--absolute-git-dir"]).stdout.strip()), dest)
         repo.git("am", "--abort", check=False)
-        repo.git("checkout", "-q", "-f", "--detach", base.commit)
+        repo.git("checkout", "-q", "-f", "--detach", commit)
         repo.git("clean", "-q", "-f", "-d", "-x")
         return repo
     if dest.exists():
         shutil.rmtree(dest)
     Repo(git_dir).git("worktree", "prune")
     Repo(git_dir).git("worktree", "add", "-q", "--detach", str(dest),
-                      base.commit)
+                      commit)
     return Repo(Path(run(["git", "-C", str(dest), "rev-parse",
                           "--absolute-git-dir"]).stdout.strip()), dest)
