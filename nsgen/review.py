@@ -1,0 +1,263 @@
+"""What a reviewer of the series needs: which hunks of a generated commit are
+mechanical (and can be trusted) and whom to Cc.
+
+A hunk is mechanical when each removed line becomes its added line by the
+conversion's own edits only: a namespace identifier becomes the same
+identifier in quotes (FOO -> "FOO"), or a stringified macro parameter
+stops being stringified (#ns -> ns, __stringify(ns) -> ns).  Everything else
+is "other" and listed in the cover letter by file and line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from .run import run
+from .tree import Repo
+
+HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+TOKEN = re.compile(r"""[A-Za-z_]\w*|"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'"""
+                   r"""|\s+|\#\#|.""")
+IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+class Kind(Enum):
+    MECHANICAL = "mechanical"
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One hunk of a diff with no context lines (git diff -U0)."""
+    path: str
+    old_start: int
+    new_start: int
+    removed: tuple[str, ...]
+    added: tuple[str, ...]
+
+    @property
+    def line(self) -> int:
+        """Where a reader finds the hunk: its first line in the new file
+        (the line before it when the hunk only removes lines)."""
+        return max(self.new_start, 1)
+
+
+def parse_hunks(diff: str) -> list[Hunk]:
+    """The hunks of a unified diff written with --unified=0."""
+    hunks: list[Hunk] = []
+    path = ""
+    old_path = ""
+    cur: tuple[int, int] | None = None
+    removed: list[str] = []
+    added: list[str] = []
+
+    def flush() -> None:
+        nonlocal cur
+        if cur is not None:
+            hunks.append(Hunk(path or old_path, cur[0], cur[1],
+                              tuple(removed), tuple(added)))
+        cur = None
+        removed.clear()
+        added.clear()
+
+    for line in diff.splitlines():
+        if line.startswith("diff --git "):
+            flush()
+            path = old_path = ""
+        elif cur is None and line.startswith("--- "):
+            old_path = line[4:].removeprefix("a/") if line[4:] != "/dev/null" else ""
+        elif cur is None and line.startswith("+++ "):
+            path = line[4:].removeprefix("b/") if line[4:] != "/dev/null" else ""
+        elif line.startswith("@@"):
+            flush()
+            m = HUNK_HEADER.match(line)
+            if m:
+                cur = (int(m.group(1)), int(m.group(3)))
+        elif cur is not None and line.startswith("-"):
+            removed.append(line[1:])
+        elif cur is not None and line.startswith("+"):
+            added.append(line[1:])
+    flush()
+    return hunks
+
+
+def tokens(line: str) -> list[str]:
+    return TOKEN.findall(line)
+
+
+def _skip_space(toks: list[str], i: int) -> int:
+    while i < len(toks) and toks[i].isspace():
+        i += 1
+    return i
+
+
+def line_is_mechanical(old: str, new: str) -> bool:
+    """Does new follow from old by the conversion's edits alone (at least
+    one of them)?"""
+    a, b = tokens(old), tokens(new)
+    i = j = 0
+    edits = 0
+    while i < len(a) and j < len(b):
+        if a[i] == b[j]:
+            i += 1
+            j += 1
+            continue
+        # FOO -> "FOO"
+        if IDENT.fullmatch(a[i]) and b[j] == f'"{a[i]}"':
+            i, j, edits = i + 1, j + 1, edits + 1
+            continue
+        # #ns -> ns (a stringified parameter; ## is one token, never this)
+        if a[i] == "#":
+            k = _skip_space(a, i + 1)
+            if k < len(a) and IDENT.fullmatch(a[k]) and a[k] == b[j]:
+                i, j, edits = k + 1, j + 1, edits + 1
+                continue
+        # __stringify(ns) -> ns
+        if a[i] == "__stringify":
+            k = _skip_space(a, i + 1)
+            if k < len(a) and a[k] == "(":
+                k = _skip_space(a, k + 1)
+                if k < len(a) and IDENT.fullmatch(a[k]) and a[k] == b[j]:
+                    m = _skip_space(a, k + 1)
+                    if m < len(a) and a[m] == ")":
+                        i, j, edits = m + 1, j + 1, edits + 1
+                        continue
+        return False
+    return i == len(a) and j == len(b) and edits > 0
+
+
+def classify(hunk: Hunk) -> Kind:
+    if not hunk.removed or len(hunk.removed) != len(hunk.added):
+        return Kind.OTHER
+    if all(line_is_mechanical(o, n) for o, n in zip(hunk.removed, hunk.added)):
+        return Kind.MECHANICAL
+    return Kind.OTHER
+
+
+@dataclass
+class CommitReview:
+    subject: str
+    hunks: list[Hunk] = field(default_factory=list)
+    others: list[Hunk] = field(default_factory=list)
+
+    @property
+    def mechanical(self) -> int:
+        return len(self.hunks) - len(self.others)
+
+
+def review_diff(subject: str, diff: str) -> CommitReview:
+    r = CommitReview(subject, parse_hunks(diff))
+    r.others = [h for h in r.hunks if classify(h) is Kind.OTHER]
+    return r
+
+
+def review_commit(repo: Repo, rev: str) -> CommitReview:
+    subject = repo.git("log", "-1", "--format=%s", rev).strip()
+    diff = repo.git("show", "--format=", "--unified=0", "--no-color",
+                    "--no-ext-diff", rev)
+    return review_diff(subject, diff)
+
+
+def review_text(reviews: list[CommitReview]) -> str:
+    """The cover letter's account of the generated commits' hunks."""
+    lines = []
+    for r in reviews:
+        lines.append(f"  {r.subject}: {len(r.hunks)} hunks, {r.mechanical} "
+                     f"mechanical, {len(r.others)} to read"
+                     f"{':' if r.others else ''}")
+        lines.extend(f"    {h.path}:{h.line}" for h in r.others)
+    return "\n".join(lines)
+
+
+# get_maintainer.pl ---------------------------------------------------------
+
+GET_MAINTAINER = "scripts/get_maintainer.pl"
+GM_OPTIONS = ("--nogit", "--nogit-fallback", "--nokeywords")
+ROLE = re.compile(r"^(?P<who>.*?)\s+\((?P<role>[^():]*)(?::(?P<section>.*))?\)$")
+
+
+@dataclass
+class Maintainers:
+    """get_maintainer.pl's answers for the touched files."""
+    per_file: dict[str, list[str]]
+    lists: dict[str, int] = field(default_factory=dict)   # list -> files
+    people: dict[str, int] = field(default_factory=dict)  # person -> files
+
+    @classmethod
+    def of(cls, per_file: dict[str, list[str]]) -> "Maintainers":
+        m = cls(per_file)
+        for f in sorted(per_file):
+            seen: set[str] = set()
+            for line in per_file[f]:
+                match = ROLE.match(line.strip())
+                if not match:
+                    continue
+                who, role = match.group("who"), match.group("role")
+                if who in seen:
+                    continue
+                seen.add(who)
+                bucket = m.lists if "list" in role else m.people
+                bucket[who] = bucket.get(who, 0) + 1
+        return m
+
+
+def _gm_key(root: Path) -> str:
+    h = hashlib.sha256()
+    for name in ("MAINTAINERS", GET_MAINTAINER):
+        h.update((root / name).read_bytes())
+    h.update(" ".join(GM_OPTIONS).encode())
+    return h.hexdigest()[:20]
+
+
+def get_maintainers(root: Path, files: list[str], cache: Path,
+                    jobs: int) -> Maintainers | None:
+    """get_maintainer.pl -f FILE for each file, run in root.
+
+    Answers are cached in cache/ by the content of MAINTAINERS and of the
+    script, so only files not asked before cost a run.  None when the tree
+    has no MAINTAINERS or no get_maintainer.pl.
+    """
+    if not (root / "MAINTAINERS").is_file() or \
+            not (root / GET_MAINTAINER).is_file():
+        return None
+    path = cache / f"get_maintainer-{_gm_key(root)}.json"
+    known: dict[str, list[str]] = {}
+    if path.is_file():
+        known = json.loads(path.read_text())
+    todo = sorted(set(files) - set(known))
+
+    def ask(f: str) -> tuple[str, list[str]]:
+        out = run(["perl", GET_MAINTAINER, *GM_OPTIONS, "-f", f], cwd=root,
+                  timeout=300, env={"LC_ALL": "C"}).stdout
+        return f, out.splitlines()
+
+    if todo:
+        with ThreadPoolExecutor(max(jobs, 1)) as pool:
+            for f, lines in pool.map(ask, todo):
+                known[f] = lines
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp-{os.getpid()}")
+        tmp.write_text(json.dumps(known, sort_keys=True, indent=0))
+        tmp.replace(path)
+    return Maintainers.of({f: known[f] for f in files})
+
+
+def maintainers_text(m: Maintainers | None, nfiles: int) -> str:
+    if m is None:
+        return (f"  {GET_MAINTAINER} or MAINTAINERS is missing from the "
+                "tree: no Cc list")
+    lists = sorted(m.lists.items(), key=lambda kv: (-kv[1], kv[0]))
+    people = sorted(m.people.items(), key=lambda kv: (-kv[1], kv[0]))
+    lines = [f"  {nfiles} files; per mailing list, the files it covers:"]
+    lines.extend(f"    {n:>5}  {who}" for who, n in lists)
+    lines.append(f"  Cc: {len(people)} maintainers, supporters and "
+                 "reviewers (files in parentheses):")
+    lines.extend(f"    {who} ({n})" for who, n in people)
+    return "\n".join(lines)
