@@ -520,6 +520,9 @@ def phase_modules(r: Run) -> None:
             f.write(f'### {spec.name}{how}: exit {proc.returncode}\n'
                     f'{proc.stdout}')
             if not default_modpost and proc.returncode != 0:
+                # No stale .ko of an earlier run in the initramfs.
+                ko = module_dir(r, spec.name) / f'{spec.name}.ko'
+                ko.unlink(missing_ok=True)
                 print(f'modules: {spec.name} did not build, see {log}:\n'
                       f'{tail(proc.stdout, 5)}', file=sys.stderr)
             if default_modpost:
