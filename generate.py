@@ -13,10 +13,11 @@ import os
 import shlex
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from nsgen import convert, series, spatch, tree
+from nsgen import convert, review, series, spatch, tree, verify
 from nsgen.run import ToolError
 
 PROJECT = Path(__file__).resolve().parent
@@ -30,7 +31,7 @@ def log(msg: str) -> None:
 
 def cover_text(ksrc: tree.KernelTree, base_desc: str, base: tree.Baseline,
                results: list[convert.StepResult], entries: list[series.Entry],
-               spatch_version: str) -> tuple[str, str]:
+               spatch_version: str, checks: "CoverChecks") -> tuple[str, str]:
     subject = ("module: string symbol namespaces, exports restricted to "
                "modules, GPL offender table")
     steps = []
@@ -66,8 +67,44 @@ How it was verified:
   - spatch {spatch_version} processed every candidate file: no parse
     failure, no timeout (a failure stops the generator);
   - the completeness check found no bare namespace left in C, headers,
-    documentation or scripts, and no macro that still stringifies one."""
+    documentation or scripts, and no macro that still stringifies one;
+{checks.equivalence}
+  - hunks of the generated commits (git show -U0), mechanical when a
+    namespace identifier only became the same identifier in quotes, or
+    #ns / __stringify(ns) became ns (nsgen/review.py); the others are
+    listed for reading:
+{checks.hunks}
+
+Who to ask (scripts/get_maintainer.pl --nogit --nogit-fallback, file by
+file, for the files the series touches):
+{checks.maintainers}"""
     return subject, body
+
+
+@dataclass
+class CoverChecks:
+    """What the cover letter reports about the committed series."""
+    equivalence: str
+    hunks: str
+    maintainers: str
+
+
+def cover_checks(base: tree.Baseline, workdir: Path,
+                 generated: list[str], jobs: int) -> CoverChecks:
+    """Hunk review of the generated commits, equivalence figures recorded
+    by 'make verify' for this very series, get_maintainer.pl's Cc list."""
+    repo = base.repo
+    reviews = [review.review_commit(repo, c) for c in generated]
+    files = sorted(set(repo.git("diff", "--name-only", "--no-renames",
+                                base.commit, "HEAD").split()))
+    t = time.monotonic()
+    found = review.get_maintainers(base.work, files, workdir / "cache",
+                                   jobs)
+    log(f"  get_maintainer.pl on {len(files)} files: "
+        f"{time.monotonic() - t:.1f} s")
+    return CoverChecks(verify.cover_lines(workdir, repo),
+                       review.review_text(reviews) or "  (no generated commit)",
+                       review.maintainers_text(found, len(files)))
 
 
 def run_generate(args: argparse.Namespace) -> int:
@@ -99,6 +136,7 @@ def run_generate(args: argparse.Namespace) -> int:
     log(f"  baseline {base.commit[:12]} in {workdir}: "
         f"{time.monotonic() - t:.1f} s")
     results: list[convert.StepResult] = []
+    generated: list[str] = []
     for e in order:
         t = time.monotonic()
         if e.kind == "patch":
@@ -112,6 +150,7 @@ def run_generate(args: argparse.Namespace) -> int:
         if r.status is convert.Status.CHANGED:
             base.repo.git("commit", "-q", "--cleanup=verbatim", "-F", "-",
                           stdin=r.message)
+            generated.append(base.repo.git("rev-parse", "HEAD").strip())
         log(f"  generated {e.name}: {r.status.value}, {len(r.files)} files"
             f"{' (' + '; '.join(r.notes) + ')' if r.notes else ''}, "
             f"{r.cached} spatch results from cache: "
@@ -119,8 +158,9 @@ def run_generate(args: argparse.Namespace) -> int:
     if all(r.status is convert.Status.NOTHING for r in results):
         log("generate: nothing to convert: the tree already has every "
             "generated change")
+    checks = cover_checks(base, workdir, generated, args.jobs)
     subject, body = cover_text(ksrc, args.base_desc, base, results, order,
-                               version)
+                               version, checks)
     files = series.format_series(base.repo, base.commit, out, subject, body)
     for f in files:
         print(f)
@@ -166,6 +206,26 @@ def run_check(args: argparse.Namespace) -> int:
     return 1 if report.problems or report.rechanged else 0
 
 
+def run_verify(args: argparse.Namespace) -> int:
+    """Preprocess every C file the ns-string commit touches, before and
+    after it, and compare (the series must have been generated)."""
+    ksrc = tree.check_tree(Path(args.ksrc))
+    workdir = Path(args.workdir).resolve()
+    out = Path(args.out).resolve()
+    log(f"verify: {out / 'series'}, {verify.ARCH} {verify.CONFIG} in "
+        f"{workdir}/verify, make -j{args.jobs}")
+    o = verify.verify(ksrc, workdir, out, args.jobs, args.limit, log)
+    for f in o.of(verify.Verdict.DIFFERENT):
+        print(f"  different: {f.path} (out/verify/diffs/{f.path}.diff)")
+    for f in o.of(verify.Verdict.FAILED):
+        print(f"  could not be preprocessed: {f.path}: {f.detail}")
+    for p in o.problems:
+        print(f"  problem: {p}")
+    print(f"verify: {len(o.files)} of {o.total} files: {o.counts()}; "
+          f"{o.seconds['total']:.0f} s; details in {out / 'verify'}")
+    return 0 if o.passed else 1
+
+
 def setup_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="generate.py", description=__doc__.split("\n\n")[0])
@@ -201,6 +261,18 @@ def setup_parser() -> argparse.ArgumentParser:
                      help="the tree with the series applied (a git work tree)")
     chk.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     chk.add_argument("--spatch", default="spatch")
+    ver = sub.add_parser("verify", help="prove the ns-string commit a pure "
+                         "refactor: preprocessed output before == after")
+    ver.add_argument("--ksrc", required=True, help="pristine kernel tree")
+    ver.add_argument("--workdir", default=str(DEFAULT_WORKDIR))
+    ver.add_argument("--out", default=str(PROJECT / "out"),
+                     help="verifies OUT/series, writes OUT/verify "
+                     "(default: %(default)s)")
+    ver.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                     help="make -j (default: %(default)s)")
+    ver.add_argument("--limit", type=int, default=None,
+                     help="only N of the files, spread over the list "
+                     "(for a quick look; not quoted by the cover letter)")
     return parser
 
 
@@ -208,6 +280,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "generate": run_generate,
     "apply": run_apply,
     "check": run_check,
+    "verify": run_verify,
 }
 
 

@@ -18,6 +18,8 @@ from .tree import Repo
 
 PROJECT = Path(__file__).resolve().parent.parent
 COCCI = PROJECT / "cocci"
+NS_STRING_SUBJECT = "treewide: write symbol namespaces as string literals"
+EQUIVALENCE_ALLOW = COCCI / "equivalence.allow"
 
 
 class Status(Enum):
@@ -165,7 +167,7 @@ def ns_string(repo: Repo, spatch_bin: str, version: str, jobs: int,
     cmd = shlex.join([spatch_bin, "--sp-file", "cocci/ns_string.cocci",
                       *[o if o != str(hints) else "cocci/ns_string.h"
                         for o in options], "--in-place", "FILE..."])
-    result.subject = "treewide: write symbol namespaces as string literals"
+    result.subject = NS_STRING_SUBJECT
     result.message = f"""{result.subject}
 
 EXPORT_SYMBOL_NS(), EXPORT_SYMBOL_NS_GPL() and MODULE_IMPORT_NS() take
@@ -198,7 +200,7 @@ documentation, code spatch cannot parse):
 Scripts that read or write the macros:
 
 {indent(rule_lines)}
-
+{allow_paragraph(changed)}
 This commit is generated.  To reproduce it, with Coccinelle {version}
 (cocci/ns_string.cocci {sha(cocci)}, cocci/ns_string.h {sha(hints)}), run
 on every *.c and *.h file that names one of the macros above:
@@ -284,6 +286,39 @@ def read_table(path: Path) -> list[ExportFor]:
             raise ToolError(f"{path}:{n}: expected 'symbol module[,module...]'")
         entries.append(ExportFor(parts[0], parts[1]))
     return entries
+
+
+def read_allow(path: Path = EQUIVALENCE_ALLOW) -> dict[str, str]:
+    """{path: reason} of the equivalence allow-list: the touched C files
+    whose preprocessed output may change, each with a reviewed reason."""
+    if not path.is_file():
+        return {}
+    entries: dict[str, str] = {}
+    for n, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split(None, 1)
+        if len(parts) != 2 or not parts[0].endswith(".c"):
+            raise ToolError(f"{path}:{n}: expected 'path/file.c reason'")
+        entries[parts[0]] = parts[1]
+    return entries
+
+
+def allow_paragraph(changed: list[str]) -> str:
+    """The commit message's account of the allow-listed files it touches."""
+    allow = read_allow()
+    hits = [f for f in sorted(allow) if f in changed]
+    if not hits:
+        return ""
+    lines = "\n".join(f"{f}: {allow[f]}" for f in hits)
+    return f"""
+The preprocessed output of these files changes, each for the reason
+given (cocci/equivalence.allow; every other touched C file preprocesses
+to the same tokens before and after, see 'make verify'):
+
+{indent(lines)}
+"""
 
 
 def module_built(repo: Repo, name: str) -> bool:

@@ -1,0 +1,380 @@
+"""Equivalence proof of the ns-string commit: every C file it touches
+preprocesses to the same tokens before and after it.
+
+Two git work trees of the baseline repository (the commit's parent and the
+commit) are kept under WORKDIR/verify, each with its own out-of-tree build
+directory configured with x86_64 allmodconfig and 'make prepare'd once per
+source revision.  One make invocation per side preprocesses every file
+(make -k O=BUILD a.i b.i ...); kbuild only redoes a .i whose inputs changed,
+so a second run is cheap.  The outputs are compared with the line markers
+(# N "file") dropped and all whitespace collapsed.
+
+A difference fails unless cocci/equivalence.allow lists the file with a
+reason and the commit message mentions it.  The figures go to OUT/verify/
+and, keyed by the commit's tree hash, to WORKDIR/verify/results/, where the
+cover letter finds them (and never finds results of another series).
+"""
+
+from __future__ import annotations
+
+import difflib
+import email
+import hashlib
+import json
+import os
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Callable
+
+from . import convert
+from .run import ToolError, run
+from .series import apply_patch
+from .tree import KernelTree, Repo, snapshot
+
+LINE_MARKER = re.compile(rb'^#\s*\d+(?:\s+".*)?$', re.M)
+CONFIG = "allmodconfig"
+ARCH = "x86_64"
+MAKE_TIMEOUT = 4 * 3600
+
+
+class Verdict(Enum):
+    IDENTICAL = "identical"
+    DIFFERENT = "different"
+    ALLOWED = "different, allowed"
+    FAILED = "could not be preprocessed"
+
+
+@dataclass(frozen=True)
+class FileResult:
+    path: str
+    verdict: Verdict
+    detail: str = ""
+
+
+@dataclass
+class Outcome:
+    commit: str
+    parent: str
+    tree: str
+    compiler: str
+    files: list[FileResult] = field(default_factory=list)
+    total: int = 0                # files the commit touches
+    seconds: dict[str, float] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def of(self, verdict: Verdict) -> list[FileResult]:
+        return [f for f in self.files if f.verdict is verdict]
+
+    @property
+    def complete(self) -> bool:
+        return len(self.files) == self.total
+
+    @property
+    def passed(self) -> bool:
+        return not self.of(Verdict.DIFFERENT) and not self.problems
+
+    def counts(self) -> str:
+        return (f"{len(self.of(Verdict.IDENTICAL))} identical, "
+                f"{len(self.of(Verdict.DIFFERENT))} different, "
+                f"{len(self.of(Verdict.ALLOWED))} different but allowed, "
+                f"{len(self.of(Verdict.FAILED))} could not be preprocessed")
+
+    def to_json(self) -> str:
+        d = asdict(self)
+        d["files"] = [[f.path, f.verdict.value, f.detail] for f in self.files]
+        return json.dumps(d, indent=1, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> "Outcome":
+        d = json.loads(text)
+        files = [FileResult(p, Verdict(v), det) for p, v, det in d.pop("files")]
+        return cls(files=files, **d)
+
+
+def find_commit(repo: Repo, subject: str) -> tuple[str, str, str]:
+    """(commit, parent, tree) of the commit at or below HEAD with subject."""
+    log = repo.git("log", "--format=%H %P %T %s", "HEAD")
+    for line in log.splitlines():
+        parts = line.split(" ", 3)
+        if len(parts) == 4 and parts[3] == subject:
+            return parts[0], parts[1], parts[2]
+    raise ToolError(f"no commit '{subject}' in {repo.work_tree}; run 'make' "
+                    "(generate.py generate) first")
+
+
+def patch_subject(patch: Path) -> str:
+    msg = email.message_from_string(patch.read_text(errors="replace"))
+    subject = " ".join(str(msg.get("Subject", "")).split())
+    return re.sub(r"^\[PATCH[^]]*\]\s*", "", subject)
+
+
+def apply_series(ksrc: KernelTree, workdir: Path, series_dir: Path,
+                 subject: str) -> Repo:
+    """The series of series_dir applied with git am up to the patch with
+    subject, in WORKDIR/verify/series (fixed dates: the same series gives
+    the same commits, so the before/after trees keep their build outputs)."""
+    patches = sorted(p for p in series_dir.glob("*.patch")
+                     if not p.name.startswith("0000-"))
+    if not patches:
+        raise ToolError(f"{series_dir}: no patches; run 'make' first")
+    _, base, _ = snapshot(ksrc, workdir)
+    repo = worktree(workdir / "baseline.git", workdir / "verify" / "series",
+                    base)
+    for p in patches:
+        apply_patch(repo, p)
+        if patch_subject(p) == subject:
+            return repo
+    raise ToolError(f"{series_dir}: no patch '{subject}'; run 'make' first")
+
+
+def worktree(git_dir: Path, dest: Path, rev: str) -> Repo:
+    """A work tree of the baseline repository at dest, checked out at rev."""
+    if not (dest / ".git").exists():
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        Repo(git_dir).git("worktree", "prune")
+        Repo(git_dir).git("worktree", "add", "-q", "--detach", str(dest), rev)
+    repo = Repo(Path(run(["git", "-C", str(dest), "rev-parse",
+                          "--absolute-git-dir"]).stdout.strip()), dest)
+    # checkout leaves unchanged files alone, so kbuild keeps their .i files
+    repo.git("checkout", "-q", "-f", "--detach", rev)
+    repo.git("clean", "-q", "-f", "-d", "-x")
+    return repo
+
+
+def kmake(src: Path, build: Path, *targets: str, jobs: int = 1,
+          keep_going: bool = False) -> str:
+    cmd = ["make", "-C", str(src), f"O={build}", f"ARCH={ARCH}", f"-j{jobs}",
+           *(["-k"] if keep_going else []), *targets]
+    proc = run(cmd, timeout=MAKE_TIMEOUT, env={"LC_ALL": "C"},
+               check=not keep_going)
+    return proc.stdout + proc.stderr
+
+
+def prepare(src: Path, build: Path, rev: str, jobs: int) -> bool:
+    """Configure build with allmodconfig and 'make prepare' it, unless it
+    already is for this source revision.  True when work was done."""
+    stamp = build / ".nsgen-verify-prepared"
+    config = build / ".config"
+
+    def current() -> str:
+        conf = hashlib.sha256(config.read_bytes()).hexdigest()[:16] \
+            if config.is_file() else "-"
+        return f"{rev} {ARCH} {CONFIG} {conf}\n"
+
+    if stamp.is_file() and stamp.read_text() == current():
+        return False
+    build.mkdir(parents=True, exist_ok=True)
+    kmake(src, build, CONFIG, jobs=jobs)
+    kmake(src, build, "prepare", jobs=jobs)
+    stamp.write_text(current())
+    return True
+
+
+def normalized(data: bytes) -> bytes:
+    """Preprocessed text without line markers, whitespace collapsed."""
+    return b" ".join(LINE_MARKER.sub(b"", data).split())
+
+
+class Digests:
+    """sha256 of each .i's normalized text, cached by size and mtime."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.known: dict[str, list[object]] = {}
+        if path.is_file():
+            self.known = json.loads(path.read_text())
+
+    def get(self, f: Path) -> str:
+        st = f.stat()
+        key = str(f)
+        hit = self.known.get(key)
+        if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
+            return str(hit[2])
+        digest = hashlib.sha256(normalized(f.read_bytes())).hexdigest()
+        self.known[key] = [st.st_size, st.st_mtime_ns, digest]
+        return digest
+
+    def save(self) -> None:
+        tmp = self.path.with_suffix(f".tmp-{os.getpid()}")
+        tmp.write_text(json.dumps(self.known, sort_keys=True))
+        tmp.replace(self.path)
+
+
+def first_error(log: str, src: Path, path: str) -> str:
+    """The compiler's first error about path (or an include of it)."""
+    for line in log.splitlines():
+        line = line.replace(f"{src}/", "")
+        if " error: " in line and line.startswith(path + ":"):
+            return line[len(path) + 1:].split(" error: ", 1)[1].strip()
+    return "no output from the preprocessor (see the make log)"
+
+
+def show_difference(a: Path, b: Path, limit: int = 40) -> str:
+    """A short diff of the two outputs, markers and blank lines dropped."""
+    def lines(p: Path) -> list[str]:
+        text = LINE_MARKER.sub(b"", p.read_bytes()).decode(errors="replace")
+        return [" ".join(ln.split()) for ln in text.splitlines() if ln.strip()]
+    diff = list(difflib.unified_diff(lines(a), lines(b), "before", "after",
+                                     n=0, lineterm=""))
+    more = [f"... {len(diff) - limit} more lines"] if len(diff) > limit else []
+    return "\n".join(diff[:limit] + more)
+
+
+def pick(files: list[str], limit: int | None) -> list[str]:
+    """All files, or limit of them spread evenly over the sorted list."""
+    if not limit or limit >= len(files):
+        return files
+    step = len(files) / limit
+    return [files[int(i * step)] for i in range(limit)]
+
+
+def verify(ksrc: KernelTree, workdir: Path, out: Path, jobs: int,
+           limit: int | None = None,
+           log: Callable[[str], None] = lambda s: None) -> Outcome:
+    """Preprocess before/after, compare, write OUT/verify and the record."""
+    start = time.monotonic()
+    git_dir = workdir / "baseline.git"
+    work = apply_series(ksrc, workdir, out / "series",
+                        convert.NS_STRING_SUBJECT)
+    commit, parent, tree = find_commit(work, convert.NS_STRING_SUBJECT)
+    log(f"  {out / 'series'} applied up to {commit[:12]}: "
+        f"{time.monotonic() - start:.1f} s")
+    message = work.git("log", "-1", "--format=%B", commit)
+    touched = sorted(f for f in work.git("diff-tree", "-r", "--name-only",
+                                         "--no-renames", parent, commit,
+                                         "--", "*.c").split())
+    files = pick(touched, limit)
+    compiler = run(["gcc", "--version"]).stdout.splitlines()[0]
+    outcome = Outcome(commit, parent, tree, compiler, total=len(touched))
+    base = workdir / "verify"
+    sides = {"before": parent, "after": commit}
+    logs: dict[str, str] = {}
+    for side, rev in sides.items():
+        t = time.monotonic()
+        src = worktree(git_dir, base / side, rev).work_tree
+        assert src is not None
+        build = base / f"build-{side}"
+        did = prepare(src, build, rev, jobs)
+        outcome.seconds[f"prepare {side}"] = round(time.monotonic() - t, 1)
+        what = f"configured ({CONFIG}) and prepared" if did \
+            else "build directory already prepared"
+        log(f"  {side} ({rev[:12]}): {what}: {time.monotonic() - t:.1f} s")
+        t = time.monotonic()
+        logs[side] = kmake(src, build, *(f[:-2] + ".i" for f in files),
+                           jobs=jobs, keep_going=True)
+        outcome.seconds[f"preprocess {side}"] = round(time.monotonic() - t, 1)
+        log(f"  {side}: {len(files)} files preprocessed: "
+            f"{time.monotonic() - t:.1f} s")
+    t = time.monotonic()
+    digests = Digests(base / "digests.json")
+    allow = convert.read_allow()
+    diffs: dict[str, str] = {}
+    for f in files:
+        outs = {s: base / f"build-{s}" / (f[:-2] + ".i") for s in sides}
+        missing = [s for s, p in outs.items() if not p.is_file()]
+        if missing:
+            why = {s: first_error(logs[s], base / s, f) for s in missing}
+            detail = "; ".join(sorted(set(why.values()))) \
+                if len(set(why.values())) == 1 and len(why) == 2 \
+                else "; ".join(f"{s}: {w}" for s, w in why.items())
+            outcome.files.append(FileResult(f, Verdict.FAILED, detail))
+        elif digests.get(outs["before"]) == digests.get(outs["after"]):
+            outcome.files.append(FileResult(f, Verdict.IDENTICAL))
+        else:
+            diffs[f] = show_difference(outs["before"], outs["after"])
+            if f in allow:
+                outcome.files.append(FileResult(f, Verdict.ALLOWED, allow[f]))
+                if f not in message:
+                    outcome.problems.append(
+                        f"{f}: allowed in cocci/equivalence.allow but not "
+                        "named in the commit message; run 'make' again")
+            else:
+                outcome.files.append(FileResult(f, Verdict.DIFFERENT))
+    digests.save()
+    for f in sorted(set(allow) & set(files)):
+        if f not in diffs:
+            outcome.problems.append(f"{f}: in cocci/equivalence.allow but "
+                                    "its output does not change; drop it")
+    outcome.seconds["compare"] = round(time.monotonic() - t, 1)
+    outcome.seconds["total"] = round(time.monotonic() - start, 1)
+    write_results(outcome, out / "verify", logs, diffs)
+    if outcome.complete:
+        record = base / "results" / f"{tree}.json"
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(outcome.to_json())
+    return outcome
+
+
+def summary_text(o: Outcome) -> str:
+    lines = [
+        f"commit {o.commit} (tree {o.tree})",
+        f"parent {o.parent}",
+        f"configuration: {ARCH} {CONFIG}, {o.compiler}",
+        f"files: {len(o.files)} of the {o.total} C files the commit touches"
+        + ("" if o.complete else " (a subset: not recorded for the cover letter)"),
+        o.counts(),
+    ]
+    lines += [f"problem: {p}" for p in o.problems]
+    lines += [f"seconds {k}: {v}" for k, v in sorted(o.seconds.items())]
+    return "\n".join(lines) + "\n"
+
+
+def write_results(o: Outcome, dest: Path, logs: dict[str, str],
+                  diffs: dict[str, str]) -> None:
+    """OUT/verify: summary, one list per verdict, make logs, differences."""
+    if dest.exists():
+        for p in sorted(dest.rglob("*"), reverse=True):
+            p.unlink() if p.is_file() else p.rmdir()
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "summary.txt").write_text(summary_text(o))
+    (dest / "result.json").write_text(o.to_json())
+    for v, name in ((Verdict.IDENTICAL, "identical"),
+                    (Verdict.DIFFERENT, "different"),
+                    (Verdict.ALLOWED, "allowed"),
+                    (Verdict.FAILED, "not-preprocessed")):
+        (dest / f"{name}.txt").write_text("".join(
+            f"{f.path}{': ' + f.detail if f.detail else ''}\n"
+            for f in o.of(v)))
+    for side, text in logs.items():
+        (dest / f"make-{side}.log").write_text(text)
+    for f, text in sorted(diffs.items()):
+        p = dest / "diffs" / (f + ".diff")
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text + "\n")
+
+
+def recorded(workdir: Path, tree: str) -> Outcome | None:
+    """The full run recorded for this tree hash, if there is one."""
+    record = workdir / "verify" / "results" / f"{tree}.json"
+    if not record.is_file():
+        return None
+    return Outcome.from_json(record.read_text())
+
+
+def cover_lines(workdir: Path, repo: Repo) -> str:
+    """The cover letter's equivalence figures for the series in repo."""
+    try:
+        _, _, tree = find_commit(repo, convert.NS_STRING_SUBJECT)
+    except ToolError:
+        return "  - equivalence: no ns-string commit in this series"
+    o = recorded(workdir, tree)
+    if o is None:
+        return ("  - equivalence of the preprocessed output: not run for "
+                "this series; make verify")
+    lines = [f"  - equivalence: each of the {o.total} C files the ns-string "
+             f"commit touches,\n    preprocessed before and after it "
+             f"({ARCH} {CONFIG}, {o.compiler}),\n"
+             f"    line markers and whitespace ignored: {o.counts()}"]
+    for f in o.of(Verdict.ALLOWED):
+        lines.append(f"      allowed: {f.path}: {f.detail}")
+    for f in o.of(Verdict.DIFFERENT):
+        lines.append(f"      DIFFERENT: {f.path}")
+    failed = o.of(Verdict.FAILED)
+    if failed:
+        lines.append("    not preprocessed on x86_64 (other architectures' "
+                     "code):")
+        lines.extend(f"      {f.path}" for f in failed)
+    return "\n".join(lines)
