@@ -136,7 +136,9 @@ def line_is_mechanical(old: str, new: str) -> bool:
 def classify(hunk: Hunk) -> Kind:
     if not hunk.removed or len(hunk.removed) != len(hunk.added):
         return Kind.OTHER
-    if all(line_is_mechanical(o, n) for o, n in zip(hunk.removed, hunk.added)):
+    pairs = list(zip(hunk.removed, hunk.added))
+    if all(o == n or line_is_mechanical(o, n) for o, n in pairs) and \
+            any(o != n for o, n in pairs):
         return Kind.MECHANICAL
     return Kind.OTHER
 

@@ -1,0 +1,182 @@
+"""nsgen/review.py: the hunk classifier on small diffs, get_maintainer.pl's
+answers summarised, and the verify helpers that need no kernel build."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nsgen import review, verify
+from nsgen.review import Kind
+
+DIFF = """\
+diff --git a/drivers/foo/foo.c b/drivers/foo/foo.c
+index 1111111..2222222 100644
+--- a/drivers/foo/foo.c
++++ b/drivers/foo/foo.c
+@@ -7 +7 @@ int foo(void)
+-EXPORT_SYMBOL_NS_GPL(foo, FOO);
++EXPORT_SYMBOL_NS_GPL(foo, "FOO");
+@@ -9,2 +9,2 @@ EXPORT_SYMBOL_NS_GPL(foo, FOO);
+-EXPORT_SYMBOL_NS(foo_bar,
+-\t\t FOO);
++EXPORT_SYMBOL_NS(foo_bar,
++\t\t "FOO");
+@@ -14 +14,2 @@
+-MODULE_IMPORT_NS(BAR);
++MODULE_IMPORT_NS("BAR");
++MODULE_IMPORT_NS("BAZ");
+diff --git a/include/linux/module.h b/include/linux/module.h
+--- a/include/linux/module.h
++++ b/include/linux/module.h
+@@ -301 +301 @@
+-#define MODULE_IMPORT_NS(ns)\tMODULE_INFO(import_ns, __stringify(ns))
++#define MODULE_IMPORT_NS(ns)\tMODULE_INFO(import_ns, ns)
+diff --git a/scripts/nsdeps b/scripts/nsdeps
+--- a/scripts/nsdeps
++++ b/scripts/nsdeps
+@@ -30 +30 @@ generate_deps() {
+-\t$SPATCH -D ns=$1 $2
++\t$SPATCH -D ns=\\"$1\\" $2
+"""
+
+
+def test_parse_hunks() -> None:
+    hunks = review.parse_hunks(DIFF)
+    assert [(h.path, h.line, len(h.removed), len(h.added)) for h in hunks] == [
+        ("drivers/foo/foo.c", 7, 1, 1), ("drivers/foo/foo.c", 9, 2, 2),
+        ("drivers/foo/foo.c", 14, 1, 2), ("include/linux/module.h", 301, 1, 1),
+        ("scripts/nsdeps", 30, 1, 1)]
+
+
+def test_review_counts_and_lists_the_others() -> None:
+    r = review.review_diff("treewide: quote", DIFF)
+    assert (len(r.hunks), r.mechanical) == (5, 3)
+    assert [(h.path, h.line) for h in r.others] == [
+        ("drivers/foo/foo.c", 14), ("scripts/nsdeps", 30)]
+    assert review.review_text([r]) == (
+        "  treewide: quote: 5 hunks, 3 mechanical, 2 to read:\n"
+        "    drivers/foo/foo.c:14\n    scripts/nsdeps:30")
+
+
+@pytest.mark.parametrize("old,new", [
+    ("EXPORT_SYMBOL_NS_GPL(foo, FOO);", 'EXPORT_SYMBOL_NS_GPL(foo, "FOO");'),
+    ("EXPORT_SYMBOL_NS_GPL(peci_xfer_##x, PECI)",
+     'EXPORT_SYMBOL_NS_GPL(peci_xfer_##x, "PECI")'),
+    ("#define X(n, ns) _EXPORT(n, \"GPL\", #ns)",
+     "#define X(n, ns) _EXPORT(n, \"GPL\", ns)"),
+    ("#define X(n, ns) _EXPORT(n, \"\", __stringify( ns ))",
+     "#define X(n, ns) _EXPORT(n, \"\", ns)"),
+    ("\tEXPORT_SYMBOL_NS(usb_stor_suspend, USB_STORAGE);",
+     '\tEXPORT_SYMBOL_NS(usb_stor_suspend, "USB_STORAGE");'),
+])
+def test_mechanical(old: str, new: str) -> None:
+    assert review.line_is_mechanical(old, new)
+
+
+@pytest.mark.parametrize("old,new", [
+    ("a(FOO);", "a(FOO);"),                       # no edit at all
+    ("a(FOO);", 'a("BAR");'),                     # another name
+    ("a(FOO);", 'a("FOO" );'),                    # whitespace changed too
+    ("a(FOO);", "a(\"FOO\", \"kvm\");"),          # something added
+    ("a(ns);", "a(#ns);"),                        # the wrong way round
+    ("a(x##ns);", "a(xns);"),                     # token pasting is not #
+    ("a(__stringify(x, y));", "a(x);"),
+    ("EXPORT_SYMBOL_GPL(f);", 'EXPORT_SYMBOL_GPL_FOR(f, "kvm");'),
+])
+def test_not_mechanical(old: str, new: str) -> None:
+    assert not review.line_is_mechanical(old, new)
+
+
+def test_uneven_hunk_is_other() -> None:
+    h = review.Hunk("a.c", 1, 1, ("a(FOO);",), ('a("FOO");', "b();"))
+    assert review.classify(h) is Kind.OTHER
+    h = review.Hunk("a.c", 1, 1, (), ("b();",))
+    assert review.classify(h) is Kind.OTHER
+
+
+GM = {
+    "sound/x.c": [
+        "Jane Doe <jane@example.org> (maintainer:SOUND)",
+        "Ann Roe <ann@example.org> (reviewer:SOUND - SOC LAYER / DYNAMIC...)",
+        "linux-sound@vger.kernel.org (open list:SOUND)",
+        "linux-kernel@vger.kernel.org (open list)"],
+    "drivers/y.c": [
+        "Bob Poe <bob@example.org> (maintainer:Y DRIVER (YDRV))",
+        "Jane Doe <jane@example.org> (maintainer:SOUND)",
+        "linux-kernel@vger.kernel.org (open list)"],
+}
+
+
+def test_maintainers_summary() -> None:
+    m = review.Maintainers.of(GM)
+    assert m.lists == {"linux-kernel@vger.kernel.org": 2,
+                       "linux-sound@vger.kernel.org": 1}
+    assert m.people == {"Jane Doe <jane@example.org>": 2,
+                        "Ann Roe <ann@example.org>": 1,
+                        "Bob Poe <bob@example.org>": 1}
+    text = review.maintainers_text(m, 2)
+    assert text.splitlines() == [
+        "  2 files; per mailing list, the files it covers:",
+        "        2  linux-kernel@vger.kernel.org",
+        "        1  linux-sound@vger.kernel.org",
+        "  Cc: 3 maintainers, supporters and reviewers (files in parentheses):",
+        "    Jane Doe <jane@example.org> (2)",
+        "    Ann Roe <ann@example.org> (1)",
+        "    Bob Poe <bob@example.org> (1)"]
+
+
+def test_get_maintainers_runs_once_per_file(tmp_path: Path) -> None:
+    root = tmp_path / "linux"
+    (root / "scripts").mkdir(parents=True)
+    (root / "MAINTAINERS").write_text("X\n")
+    calls = tmp_path / "calls"
+    (root / "scripts/get_maintainer.pl").write_text(
+        f'open(my $c, ">>", "{calls}"); print $c "$ARGV[-1]\\n";\n'
+        'print "Jane Doe <jane\\@example.org> (maintainer:ALL)\\n";\n')
+    cache = tmp_path / "cache"
+    m = review.get_maintainers(root, ["a.c", "b.c"], cache, 2)
+    assert m is not None and m.people == {"Jane Doe <jane@example.org>": 2}
+    m = review.get_maintainers(root, ["a.c", "c.c"], cache, 2)
+    assert m is not None and m.people == {"Jane Doe <jane@example.org>": 2}
+    assert sorted(calls.read_text().split()) == ["a.c", "b.c", "c.c"]
+    assert review.get_maintainers(tmp_path, ["a.c"], cache, 1) is None
+
+
+def test_normalized_ignores_markers_and_whitespace() -> None:
+    a = b'# 1 "a.c"\n# 1 "<built-in>" 1\nint  x;\n\n# 12 "a.h" 2\nstatic const char s[] = "FOO";\n'
+    b = b'# 1 "a.c"\nint x;\n# 40 "b.h"\nstatic const char s[]\n = "FOO";\n'
+    assert verify.normalized(a) == verify.normalized(b)
+    assert verify.normalized(a) != verify.normalized(a.replace(b'FOO', b'BAR'))
+
+
+def test_outcome_round_trip_and_cover_lines(tmp_path: Path) -> None:
+    o = verify.Outcome("c" * 40, "p" * 40, "t" * 40, "gcc 12", total=3,
+                       files=[verify.FileResult("a.c", verify.Verdict.IDENTICAL),
+                              verify.FileResult("b.c", verify.Verdict.FAILED,
+                                                "asm/neon.h: No such file"),
+                              verify.FileResult("c.c", verify.Verdict.ALLOWED,
+                                                "FOO is a macro there")])
+    again = verify.Outcome.from_json(o.to_json())
+    assert again == o and again.complete and again.passed
+    assert o.counts() == ("1 identical, 0 different, 1 different but "
+                          "allowed, 1 could not be preprocessed")
+    assert json.loads(o.to_json())["files"][1] == [
+        "b.c", "could not be preprocessed", "asm/neon.h: No such file"]
+
+
+def test_pick_spreads_a_subset() -> None:
+    files = [f"f{i:03}.c" for i in range(100)]
+    assert verify.pick(files, None) == files
+    assert verify.pick(files, 4) == ["f000.c", "f025.c", "f050.c", "f075.c"]
+
+
+def test_patch_subject(tmp_path: Path) -> None:
+    p = tmp_path / "0003.patch"
+    p.write_text("From 0 Mon Sep 17 00:00:00 2001\nFrom: A <a@b>\n"
+                 "Subject: [PATCH 3/5] treewide: write symbol namespaces as\n"
+                 " string literals\n\nbody\n")
+    assert verify.patch_subject(p) == \
+        "treewide: write symbol namespaces as string literals"
