@@ -12,7 +12,7 @@ DEFAULT_KSRC := $(WORKDIR)/src/linux-source-6.12
 GEN := $(PYTHON) generate.py
 GEN_ARGS := --ksrc "$(KSRC)" --workdir "$(WORKDIR)"
 
-.PHONY: all series deps ksrc check test boot-test bench checkpatch help clean
+.PHONY: all series deps ksrc check test boot-test bench checkpatch verify help clean
 
 all: series
 
@@ -24,6 +24,10 @@ help:
 	@echo '                   reproducible, checkpatch) and the QEMU boot test'
 	@echo '  make test        the fast tests only (no kernel tree needed)'
 	@echo '  make boot-test   build the patched kernel and boot it in QEMU'
+	@echo '  make verify      preprocess every C file the conversion touches,'
+	@echo '                   before and after (x86_64 allmodconfig): must be'
+	@echo '                   identical; results in $$(OUT)/verify, quoted by'
+	@echo '                   the cover letter'
 	@echo '  make checkpatch  scripts/checkpatch.pl --strict on patches/*.patch'
 	@echo '  make bench       conversion timings, cold and warm, against grep+sed'
 	@echo '  make deps        install missing Debian packages'
@@ -55,6 +59,10 @@ check: ksrc
 
 boot-test: series
 	$(PYTHON) tests/check.py $(GEN_ARGS) --out "$(OUT)" --jobs $(JOBS) --only boot-test
+
+verify: series
+	$(GEN) verify $(GEN_ARGS) --out "$(OUT)" --jobs $(JOBS)
+	$(GEN) generate $(GEN_ARGS) --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)"
 
 checkpatch: ksrc
 	$(PYTHON) tests/check.py $(GEN_ARGS) --out "$(OUT)" --only checkpatch
