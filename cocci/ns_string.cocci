@@ -26,7 +26,8 @@ CONTINUED = chr(92)     # a backslash, which this file may not spell
 
 
 def quoted(ns):
-    return cocci.make_expr('"%s"' % ns)
+    """The namespace as a C string: the text of the new token."""
+    return chr(34) + ns + chr(34)
 
 
 def define_params(line):
@@ -55,104 +56,76 @@ def macro_parameter(ns, pos):
     return ns in (define_params(lines[i]) or [])
 
 // A statement-like use at top level: EXPORT_SYMBOL_NS_GPL(sym, FOO);
-@top_level@
-declarer d;
+@top_level depends on patch@
+declarer d : script:python () { d in NS_MACROS };
 expression list es;
 identifier ns;
-position p;
-@@
-d(es, ns@p);
-
-@script:python top_level_str@
-d << top_level.d;
-ns << top_level.ns;
-s;
-@@
-if d in NS_MACROS:
-    coccinelle.s = quoted(ns)
-else:
-    cocci.include_match(False)
-
-@depends on patch@
-declarer top_level.d;
-expression list top_level.es;
-identifier top_level.ns;
-position top_level.p;
-expression top_level_str.s;
+fresh identifier s = script:python(ns) { quoted(ns) };
 @@
 d(es,
-- ns@p
+- ns
 + s
  );
 
 // The PM-ops wrappers define a variable: EXPORT_NS_GPL_DEV_PM_OPS(x, FOO) = {...};
-// spatch only parses that shape when the declarer is named in the rule.
-@pm_ops_init@
+// spatch only parses that shape when the declarer is named in the rule, and
+// the dev_pm_ops entry macros inside the braces need ns_string.h.
+@pm_ops_init depends on patch@
 declarer name EXPORT_NS_DEV_PM_OPS, EXPORT_NS_GPL_DEV_PM_OPS;
 declarer name EXPORT_NS_DEV_SLEEP_PM_OPS, EXPORT_NS_GPL_DEV_SLEEP_PM_OPS;
 expression list es;
 identifier ns;
+fresh identifier s = script:python(ns) { quoted(ns) };
 initializer i;
-position p;
 @@
 (
-EXPORT_NS_DEV_PM_OPS(es, ns@p) = i;
-|
-EXPORT_NS_GPL_DEV_PM_OPS(es, ns@p) = i;
-|
-EXPORT_NS_DEV_SLEEP_PM_OPS(es, ns@p) = i;
-|
-EXPORT_NS_GPL_DEV_SLEEP_PM_OPS(es, ns@p) = i;
-)
-
-@script:python pm_ops_init_str@
-ns << pm_ops_init.ns;
-s;
-@@
-coccinelle.s = quoted(ns)
-
-@depends on patch@
-identifier pm_ops_init.ns;
-position pm_ops_init.p;
-expression pm_ops_init_str.s;
-@@
-- ns@p
+EXPORT_NS_DEV_PM_OPS(es,
+- ns
 + s
+ ) = i;
+|
+EXPORT_NS_GPL_DEV_PM_OPS(es,
+- ns
++ s
+ ) = i;
+|
+EXPORT_NS_DEV_SLEEP_PM_OPS(es,
+- ns
++ s
+ ) = i;
+|
+EXPORT_NS_GPL_DEV_SLEEP_PM_OPS(es,
+- ns
++ s
+ ) = i;
+)
 
 // An expression-like use: inside a function or in a #define body such as
 // #define IWL_EXPORT_SYMBOL(sym) EXPORT_SYMBOL_NS_GPL(sym, IWLWIFI)
-@in_expression@
+// but not the parameter of a pass-through wrapper.
+@in_expression depends on patch@
 identifier f : script:python () { f in NS_MACROS };
 expression list es;
-identifier ns;
 position p;
-@@
-f(es, ns@p)
-
-@script:python in_expression_str@
-ns << in_expression.ns;
-p << in_expression.p;
-s;
-@@
-if macro_parameter(ns, p[0]):
-    cocci.include_match(False)
-else:
-    coccinelle.s = quoted(ns)
-
-@depends on patch@
-identifier f;
-expression list es;
-identifier in_expression.ns;
-position in_expression.p;
-expression in_expression_str.s;
+identifier ns : script:python (p) { not macro_parameter(ns, p[0]) };
+fresh identifier s = script:python(ns) { quoted(ns) };
 @@
 f(es,
 - ns@p
 + s
  )
 
+// What is left: every bare top-level namespace argument.
+@left depends on report@
+declarer d : script:python () { d in NS_MACROS };
+expression list es;
+identifier ns;
+position p;
+@@
+d(es, ns@p);
+
 @script:python depends on report@
-ns << top_level.ns;
-p << top_level.p;
+ns << left.ns;
+p << left.p;
 @@
 coccilib.report.print_report(p[0], "bare namespace %s" % ns)
