@@ -233,6 +233,8 @@ def get_maintainers(root: Path, files: list[str], cache: Path,
     known: dict[str, list[str]] = {}
     if path.is_file():
         known = json.loads(path.read_text())
+    # a file the series deletes has no maintainers to ask about
+    files = [f for f in files if (root / f).is_file()]
     todo = sorted(set(files) - set(known))
 
     def ask(f: str) -> tuple[str, list[str]]:
@@ -241,13 +243,15 @@ def get_maintainers(root: Path, files: list[str], cache: Path,
         return f, out.splitlines()
 
     if todo:
-        with ThreadPoolExecutor(max(jobs, 1)) as pool:
-            for f, lines in pool.map(ask, todo):
-                known[f] = lines
-        cache.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp-{os.getpid()}")
-        tmp.write_text(json.dumps(known, sort_keys=True, indent=0))
-        tmp.replace(path)
+        try:
+            with ThreadPoolExecutor(max(jobs, 1)) as pool:
+                for f, lines in pool.map(ask, todo):
+                    known[f] = lines
+        finally:    # keep what was asked, even when one file fails
+            cache.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".tmp-{os.getpid()}")
+            tmp.write_text(json.dumps(known, sort_keys=True, indent=0))
+            tmp.replace(path)
     return Maintainers.of({f: known[f] for f in files})
 
 
