@@ -132,6 +132,8 @@ def test_get_maintainers_runs_once_per_file(tmp_path: Path) -> None:
     root = tmp_path / "linux"
     (root / "scripts").mkdir(parents=True)
     (root / "MAINTAINERS").write_text("X\n")
+    for f in ("a.c", "b.c", "c.c"):
+        (root / f).write_text("")
     calls = tmp_path / "calls"
     (root / "scripts/get_maintainer.pl").write_text(
         f'open(my $c, ">>", "{calls}"); print $c "$ARGV[-1]\\n";\n'
@@ -142,6 +144,8 @@ def test_get_maintainers_runs_once_per_file(tmp_path: Path) -> None:
     m = review.get_maintainers(root, ["a.c", "c.c"], cache, 2)
     assert m is not None and m.people == {"Jane Doe <jane@example.org>": 2}
     assert sorted(calls.read_text().split()) == ["a.c", "b.c", "c.c"]
+    m = review.get_maintainers(root, ["a.c", "gone.c"], cache, 1)
+    assert m is not None and list(m.per_file) == ["a.c"]
     assert review.get_maintainers(tmp_path, ["a.c"], cache, 1) is None
 
 
