@@ -288,9 +288,11 @@ def read_table(path: Path) -> list[ExportFor]:
     return entries
 
 
-def read_allow(path: Path = EQUIVALENCE_ALLOW) -> dict[str, str]:
-    """{path: reason} of the equivalence allow-list: the touched C files
-    whose preprocessed output may change, each with a reviewed reason."""
+def read_allow(path: Path | None = None) -> dict[str, str]:
+    """{path: reason} of the equivalence allow-list (cocci/equivalence.allow
+    unless path is given): the touched C files whose preprocessed output may
+    change, each with a reviewed reason."""
+    path = path or EQUIVALENCE_ALLOW
     if not path.is_file():
         return {}
     entries: dict[str, str] = {}

@@ -270,19 +270,43 @@ def verify(ksrc: KernelTree, workdir: Path, out: Path, jobs: int,
             f"{time.monotonic() - t:.1f} s")
     t = time.monotonic()
     digests = Digests(base / "digests.json")
-    allow = convert.read_allow()
+    diffs = compare(outcome, files, {s: (base / s, base / f"build-{s}")
+                                     for s in sides},
+                    logs, convert.read_allow(), message, digests)
+    digests.save()
+    outcome.seconds["compare"] = round(time.monotonic() - t, 1)
+    outcome.seconds["total"] = round(time.monotonic() - start, 1)
+    write_results(outcome, out / "verify", logs, diffs)
+    if outcome.complete:
+        record = base / "results" / f"{tree}.json"
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(outcome.to_json())
+    return outcome
+
+
+def compare(outcome: Outcome, files: list[str],
+            dirs: dict[str, tuple[Path, Path]], logs: dict[str, str],
+            allow: dict[str, str], message: str,
+            digests: Digests) -> dict[str, str]:
+    """Judge each file from the .i files of the before/after build dirs
+    (dirs: side -> (source, build)); return the differences to show."""
     diffs: dict[str, str] = {}
     for f in files:
-        outs = {s: base / f"build-{s}" / (f[:-2] + ".i") for s in sides}
+        outs = {s: build / (f[:-2] + ".i") for s, (_, build) in dirs.items()}
         missing = [s for s, p in outs.items() if not p.is_file()]
         if missing:
-            why = {s: first_error(logs[s], base / s, f) for s in missing}
+            why = {s: first_error(logs.get(s, ""), dirs[s][0], f)
+                   for s in missing}
             detail = "; ".join(sorted(set(why.values()))) \
                 if len(set(why.values())) == 1 and len(why) == 2 \
                 else "; ".join(f"{s}: {w}" for s, w in why.items())
             outcome.files.append(FileResult(f, Verdict.FAILED, detail))
         elif digests.get(outs["before"]) == digests.get(outs["after"]):
             outcome.files.append(FileResult(f, Verdict.IDENTICAL))
+            if f in allow:
+                outcome.problems.append(
+                    f"{f}: in cocci/equivalence.allow but its output does "
+                    "not change; drop it")
         else:
             diffs[f] = show_difference(outs["before"], outs["after"])
             if f in allow:
@@ -293,19 +317,7 @@ def verify(ksrc: KernelTree, workdir: Path, out: Path, jobs: int,
                         "named in the commit message; run 'make' again")
             else:
                 outcome.files.append(FileResult(f, Verdict.DIFFERENT))
-    digests.save()
-    for f in sorted(set(allow) & set(files)):
-        if f not in diffs:
-            outcome.problems.append(f"{f}: in cocci/equivalence.allow but "
-                                    "its output does not change; drop it")
-    outcome.seconds["compare"] = round(time.monotonic() - t, 1)
-    outcome.seconds["total"] = round(time.monotonic() - start, 1)
-    write_results(outcome, out / "verify", logs, diffs)
-    if outcome.complete:
-        record = base / "results" / f"{tree}.json"
-        record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(outcome.to_json())
-    return outcome
+    return diffs
 
 
 def summary_text(o: Outcome) -> str:

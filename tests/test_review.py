@@ -184,3 +184,49 @@ def test_patch_subject(tmp_path: Path) -> None:
                  " string literals\n\nbody\n")
     assert verify.patch_subject(p) == \
         "treewide: write symbol namespaces as string literals"
+
+
+def test_compare_verdicts(tmp_path: Path) -> None:
+    dirs = {s: (tmp_path / s, tmp_path / f"build-{s}")
+            for s in ("before", "after")}
+    text = {"same.c": (b'# 1 "same.c"\nint x;\n', b"int  x;\n"),
+            "diff.c": (b'const char *n = "FOO";\n', b'const char *n = "BAR";\n'),
+            "ok.c": (b"int a;\n", b"int b;\n"),
+            "idle.c": (b"int a;\n", b"int a;\n")}
+    for f, pair in text.items():
+        for (_, build), data in zip(dirs.values(), pair):
+            build.mkdir(exist_ok=True)
+            (build / (f[:-2] + ".i")).write_bytes(data)
+    logs = {"before": f"{dirs['before'][0]}/arm.c:8:10: fatal error: "
+            "asm/neon.h: No such file or directory\n"}
+    o = verify.Outcome("c", "p", "t", "gcc", total=5)
+    allow = {"ok.c": "FOO is a macro here", "idle.c": "stale entry"}
+    diffs = verify.compare(o, ["arm.c", "diff.c", "idle.c", "ok.c", "same.c"],
+                           dirs, logs, allow, "message naming ok.c",
+                           verify.Digests(tmp_path / "d.json"))
+    assert [(f.path, f.verdict) for f in o.files] == [
+        ("arm.c", verify.Verdict.FAILED), ("diff.c", verify.Verdict.DIFFERENT),
+        ("idle.c", verify.Verdict.IDENTICAL), ("ok.c", verify.Verdict.ALLOWED),
+        ("same.c", verify.Verdict.IDENTICAL)]
+    assert o.files[0].detail == ("before: asm/neon.h: No such file or "
+                                 "directory; after: no output from the "
+                                 "preprocessor (see the make log)")
+    assert '-const char *n = "FOO";' in diffs["diff.c"]
+    assert o.problems == ["idle.c: in cocci/equivalence.allow but its "
+                          "output does not change; drop it"]
+    assert not o.passed
+
+
+def test_allow_list_reaches_the_commit_message(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from nsgen import convert
+    allow = tmp_path / "equivalence.allow"
+    allow.write_text("# comment\n\ndrivers/x.c  X is a macro in this file\n")
+    monkeypatch.setattr(convert, "EQUIVALENCE_ALLOW", allow)
+    assert convert.read_allow(allow) == {"drivers/x.c": "X is a macro in this file"}
+    assert convert.allow_paragraph(["drivers/y.c"]) == ""
+    text = convert.allow_paragraph(["drivers/x.c"])
+    assert "    drivers/x.c: X is a macro in this file\n" in text
+    allow.write_text("drivers/x.h\n")
+    with pytest.raises(convert.ToolError, match="equivalence.allow:1:"):
+        convert.read_allow(allow)
