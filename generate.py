@@ -103,7 +103,7 @@ def cover_checks(base: tree.Baseline, workdir: Path,
     log(f"  get_maintainer.pl on {len(files)} files: "
         f"{time.monotonic() - t:.1f} s")
     return CoverChecks(verify.cover_lines(workdir, repo),
-                       review.review_text(reviews) or "  (no generated commit)",
+                       review.review_text(reviews) or "    (no generated commit)",
                        review.maintainers_text(found, len(files)))
 
 

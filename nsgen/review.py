@@ -171,10 +171,11 @@ def review_text(reviews: list[CommitReview]) -> str:
     """The cover letter's account of the generated commits' hunks."""
     lines = []
     for r in reviews:
-        lines.append(f"  {r.subject}: {len(r.hunks)} hunks, {r.mechanical} "
-                     f"mechanical, {len(r.others)} to read"
+        n = len(r.hunks)
+        lines.append(f"    {r.subject}: {n} hunk{'s' if n != 1 else ''}, "
+                     f"{r.mechanical} mechanical, {len(r.others)} to read"
                      f"{':' if r.others else ''}")
-        lines.extend(f"    {h.path}:{h.line}" for h in r.others)
+        lines.extend(f"      {h.path}:{h.line}" for h in r.others)
     return "\n".join(lines)
 
 

@@ -57,8 +57,8 @@ def test_review_counts_and_lists_the_others() -> None:
     assert [(h.path, h.line) for h in r.others] == [
         ("drivers/foo/foo.c", 14), ("scripts/nsdeps", 30)]
     assert review.review_text([r]) == (
-        "  treewide: quote: 5 hunks, 3 mechanical, 2 to read:\n"
-        "    drivers/foo/foo.c:14\n    scripts/nsdeps:30")
+        "    treewide: quote: 5 hunks, 3 mechanical, 2 to read:\n"
+        "      drivers/foo/foo.c:14\n      scripts/nsdeps:30")
 
 
 @pytest.mark.parametrize("old,new", [
