@@ -204,11 +204,17 @@ class Digests:
 
 
 def first_error(log: str, src: Path, path: str) -> str:
-    """The compiler's first error about path (or an include of it)."""
+    """The compiler's first error about path or a header it includes."""
+    current = ""
     for line in log.splitlines():
         line = line.replace(f"{src}/", "")
-        if " error: " in line and line.startswith(path + ":"):
-            return line[len(path) + 1:].split(" error: ", 1)[1].strip()
+        m = re.search(r"([\w./+-]+\.c):\d+", line)
+        if m:
+            current = m.group(1)
+        if " error: " in line and current == path:
+            where, msg = line.split(" error: ", 1)
+            where = where.split(":", 1)[0]
+            return msg.strip() if where == path else f"{where}: {msg.strip()}"
     return "no output from the preprocessor (see the make log)"
 
 

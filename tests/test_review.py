@@ -230,3 +230,14 @@ def test_allow_list_reaches_the_commit_message(tmp_path: Path,
     allow.write_text("drivers/x.h\n")
     with pytest.raises(convert.ToolError, match="equivalence.allow:1:"):
         convert.read_allow(allow)
+
+
+def test_first_error_in_an_included_header() -> None:
+    log = ("In file included from /s/include/a.h:3,\n"
+           "                 from /s/drivers/x.c:5:\n"
+           "/s/include/b.h:9:10: fatal error: asm/y.h: No such file\n"
+           "/s/arch/z.c:1:10: fatal error: asm/neon.h: No such file\n")
+    assert verify.first_error(log, Path("/s"), "drivers/x.c") == \
+        "include/b.h: asm/y.h: No such file"
+    assert verify.first_error(log, Path("/s"), "arch/z.c") == \
+        "asm/neon.h: No such file"
