@@ -138,6 +138,7 @@ def worktree(git_dir: Path, dest: Path, rev: str) -> Repo:
         Repo(git_dir).git("worktree", "add", "-q", "--detach", str(dest), rev)
     repo = Repo(Path(run(["git", "-C", str(dest), "rev-parse",
                           "--absolute-git-dir"]).stdout.strip()), dest)
+    repo.git("am", "--abort", check=False)    # an interrupted earlier run
     # checkout leaves unchanged files alone, so kbuild keeps their .i files
     repo.git("checkout", "-q", "-f", "--detach", rev)
     repo.git("clean", "-q", "-f", "-d", "-x")
