@@ -28,6 +28,8 @@ help:
 	@echo '                   before and after (x86_64 allmodconfig): must be'
 	@echo '                   identical; results in $$(OUT)/verify, quoted by'
 	@echo '                   the cover letter'
+	@echo '  make bisect-check  build the boot-test configuration at every patch'
+	@echo '                   of the series, incrementally (not part of check)'
 	@echo '  make checkpatch  scripts/checkpatch.pl --strict on patches/*.patch'
 	@echo '  make bench       conversion timings, cold and warm, against grep+sed'
 	@echo '  make deps        install missing Debian packages'
@@ -63,6 +65,9 @@ boot-test: series
 verify: series
 	$(GEN) verify $(GEN_ARGS) --out "$(OUT)" --jobs $(JOBS)
 	$(GEN) generate $(GEN_ARGS) --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)"
+
+bisect-check: series
+	$(PYTHON) tests/bisect_check.py $(GEN_ARGS) --series "$(OUT)/series" --out "$(OUT)/bisect-check" --jobs $(JOBS)
 
 checkpatch: ksrc
 	$(PYTHON) tests/check.py $(GEN_ARGS) --out "$(OUT)" --only checkpatch

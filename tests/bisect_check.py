@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Build the boot test's kernel configuration at every step of the series,
+incrementally in one build directory, and fail on a step that does not
+build or that adds compiler warnings.  ccache keeps the steps cheap: the
+conversion leaves most preprocessed files unchanged.
+
+  tests/bisect_check.py --ksrc PRISTINE --workdir W --series out/series
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+PROJECT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(PROJECT))
+
+from nsgen import series, tree  # noqa: E402
+from nsgen.run import ToolError  # noqa: E402
+
+WARNING = re.compile(r"^(\S+?):\d+(?::\d+)?: warning: (.*)$", re.M)
+
+
+def boot_runner():  # type: ignore[no-untyped-def]
+    """boot-test/run.py as a module: its configuration and build phase."""
+    spec = importlib.util.spec_from_file_location(
+        "boot_run", PROJECT / "boot-test" / "run.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["boot_run"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def warnings(log: str) -> set[tuple[str, str]]:
+    """(file, message) of every compiler warning, line numbers left out."""
+    return {(m.group(1), m.group(2).strip()) for m in WARNING.finditer(log)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ksrc", required=True, help="pristine kernel tree")
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--series", default=str(PROJECT / "out" / "series"))
+    ap.add_argument("--out", default=str(PROJECT / "out" / "bisect-check"))
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args(argv)
+    run = boot_runner()
+    try:
+        ksrc = tree.check_tree(Path(args.ksrc))
+        workdir = Path(args.workdir).resolve()
+        patches = sorted(p.resolve() for p in Path(args.series).glob("*.patch")
+                         if not p.name.startswith("0000-"))
+        if not patches:
+            raise ToolError(f"{args.series}: no patches; run 'make' first")
+        _, commit, _ = tree.snapshot(ksrc, workdir)
+        src = workdir / "bisect"
+        repo = tree.attach_worktree(workdir / "baseline.git", commit, src)
+    except ToolError as e:
+        print(f"bisect-check: error: {e}", file=sys.stderr)
+        return 1
+    out = Path(args.out).resolve()
+    steps = [("baseline", None)] + [(p.name, p) for p in patches]
+    baseline_warnings: set[tuple[str, str]] = set()
+    passed = failed = 0
+    print("TAP version 13")
+    print(f"1..{len(steps)}")
+    for n, (name, patch) in enumerate(steps, 1):
+        start = time.monotonic()
+        why = ""
+        try:
+            if patch is not None:
+                series.apply_patch(repo, patch)
+            r = run.Run(ksrc=src, build_dir=workdir / "build-bisect",
+                        out=out / f"{n:02d}", jobs=args.jobs, timeout=0,
+                        accel="tcg")
+            r.out.mkdir(parents=True, exist_ok=True)
+            if run.shutil.which("ccache"):
+                r.cc = "ccache gcc"
+                r.env["CCACHE_BASEDIR"] = str(workdir)
+            run.phase_build(r)
+            found = warnings((r.out / "build.log").read_text(errors="replace"))
+            if patch is None:
+                baseline_warnings = found
+            new = sorted(found - baseline_warnings)
+            if new:
+                why = f"{len(new)} new warning(s), first {new[0][0]}: {new[0][1]}"
+        except (ToolError, run.BootTestError) as e:
+            why = str(e)
+        elapsed = time.monotonic() - start
+        if why:
+            failed += 1
+            print(f"not ok {n} - {name} ({elapsed:.0f} s): {why}", flush=True)
+            break
+        passed += 1
+        print(f"ok {n} - {name} builds ({elapsed:.0f} s)", flush=True)
+    failed += len(steps) - passed - failed
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
