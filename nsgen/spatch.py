@@ -34,10 +34,19 @@ class Spatch:
                 "--in-place", "--very-quiet", *files]
 
     def key(self) -> str:
+        """What a cached result depends on: spatch's version, the semantic
+        patch and the options, with files (--macro-file) by their content so
+        that another checkout of the project shares the cache."""
         h = hashlib.sha256()
         h.update(self.version.encode())
         h.update(self.cocci.read_bytes())
-        h.update("\0".join(self.options).encode())
+        for opt in self.options:
+            path = Path(opt)
+            if path.is_absolute() and path.is_file():
+                h.update(b"file:" + path.read_bytes())
+            else:
+                h.update(opt.encode())
+            h.update(b"\0")
         return h.hexdigest()
 
 
