@@ -12,7 +12,7 @@ DEFAULT_KSRC := $(WORKDIR)/src/linux-source-6.12
 GEN := $(PYTHON) generate.py
 GEN_ARGS := --ksrc "$(KSRC)" --workdir "$(WORKDIR)"
 
-.PHONY: all series deps ksrc check test boot-test bench checkpatch verify help clean
+.PHONY: all series deps ksrc check test boot-test bisect-check bench checkpatch verify help clean
 
 all: series
 
