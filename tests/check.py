@@ -196,6 +196,19 @@ class Full:
         return cases
 
 
+def shellcheck() -> str | None:
+    """The project's shell scripts; the guest's /init is busybox sh."""
+    bad = []
+    for args in (["setup.sh", ".ci/run", "tests/matcher/extract-header.sh"],
+                 ["-s", "sh", "boot-test/init"]):
+        p = subprocess.run(["shellcheck", *args], cwd=PROJECT,
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            bad.append(p.stdout.strip().splitlines()[0] if p.stdout.strip()
+                       else f"shellcheck {' '.join(args)}: exit {p.returncode}")
+    return "; ".join(bad) or None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fast", action="store_true",
@@ -228,6 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "boot-test/test_run.py"], 600))
         add(suite("matcher unit test (header from patch 0003)",
                   ["make", "-s", "-C", "tests/matcher"], 600))
+        add(single("shellcheck on the shell scripts", shellcheck))
     if not args.fast:
         full = Full(args)
         applied: Case | None = None
