@@ -59,7 +59,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not patches:
             raise ToolError(f"{args.series}: no patches; run 'make' first")
         _, commit, _ = tree.snapshot(ksrc, workdir)
-        src = workdir / "bisect"
+        # The same layout as the boot test's (applied/ beside
+        # build-boot-test/, one level down), so that with CCACHE_BASEDIR
+        # the compiler sees the same relative paths and ccache hits.
+        home = workdir / "bisect-check"
+        src = home / "applied"
         repo = tree.attach_worktree(workdir / "baseline.git", commit, src)
     except ToolError as e:
         print(f"bisect-check: error: {e}", file=sys.stderr)
@@ -76,13 +80,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if patch is not None:
                 series.apply_patch(repo, patch)
-            r = run.Run(ksrc=src, build_dir=workdir / "build-bisect",
+            r = run.Run(ksrc=src, build_dir=home / "build-boot-test",
                         out=out / f"{n:02d}", jobs=args.jobs, timeout=0,
                         accel="tcg")
             r.out.mkdir(parents=True, exist_ok=True)
             if run.shutil.which("ccache"):
                 r.cc = "ccache gcc"
-                r.env["CCACHE_BASEDIR"] = str(workdir)
+                r.env["CCACHE_BASEDIR"] = str(home)
             run.phase_build(r)
             found = warnings((r.out / "build.log").read_text(errors="replace"))
             if patch is None:
