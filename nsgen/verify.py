@@ -383,17 +383,20 @@ def cover_lines(workdir: Path, repo: Repo) -> str:
     if o is None:
         return ("  - equivalence of the preprocessed output: not run for "
                 "this series; make verify")
-    lines = [f"  - equivalence: each of the {o.total} C files the ns-string "
-             f"commit touches,\n    preprocessed before and after it "
-             f"({ARCH} {CONFIG}, {o.compiler}),\n"
-             f"    line markers and whitespace ignored: {o.counts()}"]
+    failed = o.of(Verdict.FAILED)
+    lines = [f"  - equivalence (make verify): the {o.total} C files the "
+             "ns-string commit\n"
+             f"    touches, preprocessed before and after it with {ARCH} "
+             f"{CONFIG}\n    ({o.compiler}), compared without line "
+             "markers and whitespace:\n"
+             f"    {len(o.of(Verdict.IDENTICAL))} identical, "
+             f"{len(o.of(Verdict.DIFFERENT))} different, "
+             f"{len(o.of(Verdict.ALLOWED))} different but allowed,\n"
+             f"    {len(failed)} could not be preprocessed on {ARCH}"
+             f"{':' if failed else ''}"]
+    lines.extend(f"      {f.path} ({f.detail})" for f in failed)
     for f in o.of(Verdict.ALLOWED):
         lines.append(f"      allowed: {f.path}: {f.detail}")
     for f in o.of(Verdict.DIFFERENT):
         lines.append(f"      DIFFERENT: {f.path}")
-    failed = o.of(Verdict.FAILED)
-    if failed:
-        lines.append("    not preprocessed on x86_64 (other architectures' "
-                     "code):")
-        lines.extend(f"      {f.path}" for f in failed)
     return "\n".join(lines)

@@ -241,3 +241,21 @@ def test_first_error_in_an_included_header() -> None:
         "include/b.h: asm/y.h: No such file"
     assert verify.first_error(log, Path("/s"), "arch/z.c") == \
         "asm/neon.h: No such file"
+
+
+def test_cover_lines_quote_only_this_series(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = "t" * 40
+    monkeypatch.setattr(verify, "find_commit",
+                        lambda repo, subject: ("c" * 40, "p" * 40, tree))
+    assert "not run for this series; make verify" in \
+        verify.cover_lines(tmp_path, None)  # type: ignore[arg-type]
+    o = verify.Outcome("c" * 40, "p" * 40, tree, "gcc 12", total=2, files=[
+        verify.FileResult("a.c", verify.Verdict.IDENTICAL),
+        verify.FileResult("arm.c", verify.Verdict.FAILED, "asm/neon.h: none")])
+    (tmp_path / "verify" / "results").mkdir(parents=True)
+    (tmp_path / "verify" / "results" / f"{tree}.json").write_text(o.to_json())
+    text = verify.cover_lines(tmp_path, None)  # type: ignore[arg-type]
+    assert "    1 identical, 0 different, 0 different but allowed,\n" \
+        "    1 could not be preprocessed on x86_64:\n" \
+        "      arm.c (asm/neon.h: none)" in text
