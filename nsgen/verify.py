@@ -154,6 +154,44 @@ def kmake(src: Path, build: Path, *targets: str, jobs: int = 1,
     return proc.stdout + proc.stderr
 
 
+def external_dir(src: Path, f: str) -> str | None:
+    """The external-module directory (M=) that builds f, for code under
+    tools/ that kbuild only reaches that way (tools/testing/cxl)."""
+    if not f.startswith("tools/"):
+        return None
+    for d in Path(f).parents:
+        if d == Path("tools"):
+            break
+        if (src / d / "Kbuild").is_file():
+            return str(d)
+    return None
+
+
+def output(src: Path, build: Path, f: str) -> Path:
+    """Where make writes the preprocessed f (an external module's in its
+    source directory: kbuild of this version has no separate output)."""
+    rel = f[:-2] + ".i"
+    return src / rel if external_dir(src, f) else build / rel
+
+
+def preprocess(src: Path, build: Path, files: list[str], jobs: int) -> str:
+    """make -k every f.i, in-tree files in one make, external modules one
+    make per directory; the combined log."""
+    groups: dict[str, list[str]] = {}
+    for f in files:
+        groups.setdefault(external_dir(src, f) or "", []).append(f)
+    log = ""
+    for m, fs in sorted(groups.items()):
+        if m:
+            log += kmake(src, build, f"M={src / m}",
+                         *(str(Path(f).relative_to(m))[:-2] + ".i"
+                           for f in fs), jobs=jobs, keep_going=True)
+        else:
+            log += kmake(src, build, *(f[:-2] + ".i" for f in fs),
+                         jobs=jobs, keep_going=True)
+    return log
+
+
 def prepare(src: Path, build: Path, rev: str, jobs: int) -> bool:
     """Configure build with allmodconfig and 'make prepare' it, unless it
     already is for this source revision.  True when work was done."""
@@ -270,8 +308,7 @@ def verify(ksrc: KernelTree, workdir: Path, out: Path, jobs: int,
             else "build directory already prepared"
         log(f"  {side} ({rev[:12]}): {what}: {time.monotonic() - t:.1f} s")
         t = time.monotonic()
-        logs[side] = kmake(src, build, *(f[:-2] + ".i" for f in files),
-                           jobs=jobs, keep_going=True)
+        logs[side] = preprocess(src, build, files, jobs)
         outcome.seconds[f"preprocess {side}"] = round(time.monotonic() - t, 1)
         log(f"  {side}: {len(files)} files preprocessed: "
             f"{time.monotonic() - t:.1f} s")
@@ -299,7 +336,7 @@ def compare(outcome: Outcome, files: list[str],
     (dirs: side -> (source, build)); return the differences to show."""
     diffs: dict[str, str] = {}
     for f in files:
-        outs = {s: build / (f[:-2] + ".i") for s, (_, build) in dirs.items()}
+        outs = {s: output(src, build, f) for s, (src, build) in dirs.items()}
         missing = [s for s, p in outs.items() if not p.is_file()]
         if missing:
             why = {s: first_error(logs.get(s, ""), dirs[s][0], f)

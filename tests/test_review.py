@@ -259,3 +259,16 @@ def test_cover_lines_quote_only_this_series(tmp_path: Path,
     assert "    1 identical, 0 different, 0 different but allowed,\n" \
         "    1 could not be preprocessed on x86_64:\n" \
         "      arm.c (asm/neon.h: none)" in text
+
+
+def test_external_module_dir(tmp_path: Path) -> None:
+    (tmp_path / "tools/testing/cxl/test").mkdir(parents=True)
+    (tmp_path / "tools/testing/cxl/Kbuild").write_text("obj-m += x.o\n")
+    assert verify.external_dir(tmp_path, "tools/testing/cxl/test/mem.c") == \
+        "tools/testing/cxl"
+    assert verify.external_dir(tmp_path, "tools/other/a.c") is None
+    assert verify.external_dir(tmp_path, "drivers/a.c") is None
+    assert verify.output(tmp_path, tmp_path / "b", "tools/testing/cxl/a.c") \
+        == tmp_path / "tools/testing/cxl/a.i"
+    assert verify.output(tmp_path, tmp_path / "b", "drivers/a.c") \
+        == tmp_path / "b/drivers/a.i"
