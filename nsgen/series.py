@@ -60,21 +60,6 @@ def apply_patch(repo: Repo, patch: Path) -> None:
             from None
 
 
-def hunks_by_dir(repo: Repo, rev: str) -> dict[str, tuple[int, int]]:
-    """{top-level directory: (files, hunks)} changed by commit rev."""
-    out = repo.git("show", "--format=", "--unified=0", rev)
-    counts: dict[str, list[int]] = {}
-    top = ""
-    for line in out.splitlines():
-        if line.startswith("diff --git a/"):
-            path = line.split(" b/", 1)[0][len("diff --git a/"):]
-            top = path.split("/", 1)[0] if "/" in path else "(top)"
-            counts.setdefault(top, [0, 0])[0] += 1
-        elif line.startswith("@@"):
-            counts[top][1] += 1
-    return {k: (v[0], v[1]) for k, v in sorted(counts.items())}
-
-
 def format_series(repo: Repo, base: str, out: Path, cover_subject: str,
                   cover_body: str) -> list[Path]:
     """Write base..HEAD to out/ with a cover letter, atomically.
