@@ -10,7 +10,8 @@ Phases, each timed on stderr:
              host-side check that modpost stops the intruders by default
   initramfs  busybox-static + init + modules, from the gen_init_cpio list
              initramfs.list (reproducible: -t 0, gzip without name or time)
-  boot       qemu-system-x86_64 (KVM if it works, else TCG, said so)
+  boot       qemu-system-x86_64: KVM if a probe runs and the kernel then
+             prints within 5 s, else TCG (said so)
   parse      the guest's KTAP and the KUnit KTAP of the serial log
 
 Writes results.ktap, serial.log, guest.ktap, Module.symvers, build-dir and the
@@ -31,6 +32,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -49,6 +51,9 @@ REQUIRED_KUNIT_SUITES = ('module_export_for',)
 BUILD_TIMEOUT = 3 * 3600
 MAKE_TIMEOUT = 600
 PROBE_TIMEOUT = 10
+# A kernel under KVM reaches its serial console in well under a second; a
+# KVM that runs the probe's real-mode code but not a kernel prints nothing.
+KVM_SILENCE_TIMEOUT = 5
 TAIL_LINES = 20
 CONFIG_STAMP = '.boot-test-config'
 
@@ -560,29 +565,83 @@ def phase_initramfs(r: Run) -> None:
     cpio.unlink()
 
 
-def phase_boot(r: Run) -> None:
-    need_tool('qemu-system-x86_64', 'qemu-system-x86')
-    accel = r.accel
-    if accel == 'auto':
-        why = probe_kvm(r.out)
-        accel = 'kvm' if why is None else 'tcg'
-        if why is not None:
-            print(f'boot: KVM does not work ({why}); falling back to TCG',
-                  file=sys.stderr)
+class Silent(BootTestError):
+    """The guest wrote nothing to its console in time (and was killed)."""
+
+
+def run_guest(cmd: Sequence[str], serial: Path, timeout: float,
+              silence: Optional[float] = None
+              ) -> subprocess.CompletedProcess[str]:
+    """Run QEMU to its end; Timeout past timeout seconds.
+
+    With silence given, Silent once that many seconds pass with the serial
+    log still empty: the accelerator runs nothing.
+    """
+    start = time.monotonic()
+    # QEMU's own messages go to a file: a pipe nobody reads could fill up.
+    with tempfile.TemporaryFile('w+', errors='replace') as messages, \
+            subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=messages,
+                             stderr=subprocess.STDOUT) as proc:
+        while proc.poll() is None:
+            elapsed = time.monotonic() - start
+            quiet = (silence is not None and elapsed > silence
+                     and not (serial.is_file() and serial.stat().st_size))
+            if quiet or elapsed > timeout:
+                proc.kill()
+                proc.wait()
+                if quiet:
+                    raise Silent(f'no console output within {silence:.0f} s')
+                raise Timeout(f'no power-off within {timeout:.0f} s (hang?)')
+            time.sleep(0.1)
+        messages.seek(0)
+        out = messages.read()
+    return subprocess.CompletedProcess(cmd, proc.returncode, out)
+
+
+def boot_once(r: Run, accel: str, serial: Path, ktap: Path,
+              silence: Optional[float] = None) -> list[str]:
+    """Boot the guest once; the problems seen, empty if it powered off."""
     print(f'boot: {accel}', file=sys.stderr)
-    serial, ktap = r.out / 'serial.log', r.out / 'guest.ktap'
     for path in (serial, ktap):
         path.unlink(missing_ok=True)
     cmd = qemu_command(accel, r.build_dir / 'arch/x86/boot/bzImage',
                        r.out / 'initramfs.cpio.gz', serial, ktap)
-    problems = []
+    start = time.monotonic()
     try:
-        proc = run(cmd, timeout=r.timeout, check=False)
-        if proc.returncode != 0:
-            problems.append(f'qemu exited with {proc.returncode}: '
-                            f'{tail(proc.stdout, 1)}')
-    except Timeout:
-        problems.append(f'no power-off within {r.timeout:.0f} s (hang?)')
+        proc = run_guest([str(c) for c in cmd], serial, r.timeout, silence)
+    except FileNotFoundError:
+        raise BootTestError('qemu-system-x86_64: command not found; '
+                            'install it') from None
+    except Timeout as e:
+        return [str(e)]
+    finally:
+        print(f'boot: {accel}: {time.monotonic() - start:.1f} s',
+              file=sys.stderr)
+    if proc.returncode != 0:
+        return [f'qemu exited with {proc.returncode}: {tail(proc.stdout, 1)}']
+    return []
+
+
+def boot(r: Run, serial: Path, ktap: Path) -> list[str]:
+    """Boot with the chosen accelerator, or KVM if it works, else TCG."""
+    if r.accel != 'auto':
+        return boot_once(r, r.accel, serial, ktap)
+    why = probe_kvm(r.out)
+    if why is None:
+        try:
+            return boot_once(r, 'kvm', serial, ktap,
+                             silence=KVM_SILENCE_TIMEOUT)
+        except Silent as e:
+            why = f'it ran the probe, but the kernel printed nothing: {e}'
+    print(f'boot: KVM does not work ({why}); falling back to TCG',
+          file=sys.stderr)
+    return boot_once(r, 'tcg', serial, ktap)
+
+
+def phase_boot(r: Run) -> None:
+    need_tool('qemu-system-x86_64', 'qemu-system-x86')
+    serial, ktap = r.out / 'serial.log', r.out / 'guest.ktap'
+    problems = boot(r, serial, ktap)
     log = serial.read_text(errors='replace') if serial.is_file() else ''
     panic = re.search(r'Kernel panic - not syncing.*', log)
     if panic:

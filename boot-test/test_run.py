@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -224,3 +226,65 @@ def test_run_streams_to_log_and_returns_output(tmp_path: Path) -> None:
                                'out\nerr\n')
     with pytest.raises(run.BootTestError, match=r'^false: exit status 1'):
         run.run(['false'], log=log)
+
+
+def test_run_guest_kills_a_silent_guest(tmp_path: Path) -> None:
+    serial = tmp_path / 'serial.log'
+    start = time.monotonic()
+    with pytest.raises(run.Silent, match='no console output within 0 s'):
+        run.run_guest(['sleep', '30'], serial, timeout=30, silence=0.3)
+    assert time.monotonic() - start < 5
+
+
+def test_run_guest_lets_a_talking_guest_finish(tmp_path: Path) -> None:
+    serial = tmp_path / 'serial.log'
+    proc = run.run_guest(['sh', '-c', f'echo Linux > {serial}; sleep 1; '
+                          'echo done; exit 3'], serial, timeout=30,
+                         silence=0.5)
+    assert proc.returncode == 3
+    assert proc.stdout == 'done\n'
+
+
+def test_run_guest_times_out(tmp_path: Path) -> None:
+    serial = tmp_path / 'serial.log'
+    with pytest.raises(run.Timeout, match='no power-off within 0 s'):
+        run.run_guest(['sh', '-c', f'echo Linux > {serial}; sleep 30'],
+                      serial, timeout=0.3)
+
+
+def fake_boot(monkeypatch: pytest.MonkeyPatch, probe: Optional[str],
+              kvm_silent: bool) -> list[str]:
+    """Run boot() with the probe's answer given; the accelerators tried."""
+    tried = []
+
+    def boot_once(r: run.Run, accel: str, serial: Path, ktap: Path,
+                  silence: Optional[float] = None) -> list[str]:
+        tried.append(accel)
+        if accel == 'kvm' and kvm_silent:
+            assert silence == run.KVM_SILENCE_TIMEOUT
+            raise run.Silent('no console output within 5 s')
+        return []
+
+    monkeypatch.setattr(run, 'probe_kvm', lambda scratch: probe)
+    monkeypatch.setattr(run, 'boot_once', boot_once)
+    r = run.Run(ksrc=Path('k'), build_dir=Path('b'), out=Path('o'), jobs=1,
+                timeout=1, accel='auto')
+    assert run.boot(r, Path('s'), Path('t')) == []
+    return tried
+
+
+def test_boot_falls_back_to_tcg_when_kvm_boots_nothing(
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert fake_boot(monkeypatch, None, kvm_silent=True) == ['kvm', 'tcg']
+    assert 'falling back to TCG' in capsys.readouterr().err
+
+
+def test_boot_uses_kvm_when_it_works(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert fake_boot(monkeypatch, None, kvm_silent=False) == ['kvm']
+
+
+def test_boot_skips_kvm_when_the_probe_fails(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    assert fake_boot(monkeypatch, '/dev/kvm is missing',
+                     kvm_silent=False) == ['tcg']
