@@ -43,8 +43,11 @@ class Case:
 
 def sh(cmd: Sequence[str], timeout: float, cwd: Path = PROJECT,
        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run a command, echoing its output live to stderr, and capture it."""
-    print(f"# $ {' '.join(cmd)}", file=sys.stderr, flush=True)
+    """Run a command, echoing its output live to stderr, and capture it.
+
+    The echo is indented, so that the log's only lines at the margin are the
+    TAP of this script (a command's own "ok"/"not ok" lines are nested)."""
+    print(f"    # $ {' '.join(cmd)}", file=sys.stderr, flush=True)
     full_env = dict(os.environ, **(env or {}))
     proc = subprocess.Popen(list(cmd), cwd=cwd, env=full_env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -54,7 +57,7 @@ def sh(cmd: Sequence[str], timeout: float, cwd: Path = PROJECT,
     assert proc.stdout is not None
     for line in proc.stdout:
         lines.append(line)
-        sys.stderr.write(line)
+        sys.stderr.write("    " + line)
         if time.monotonic() - start > timeout:
             proc.kill()
             lines.append(f"TIMEOUT after {timeout:.0f} s\n")
