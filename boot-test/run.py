@@ -6,8 +6,9 @@ Phases, each timed on stderr:
   apply      check the (already patched) tree given by --ksrc
   build      x86_64 defconfig + config.fragment, bzImage and modules, out of
              tree in --build-dir (reused: a run with nothing changed is cheap)
-  modules    the test modules of modules/ built against that build, and the
-             host-side check that modpost stops the intruders by default
+  modules    the test modules of modules/ built against that build, the
+             host-side check that modpost stops the intruders by default, and
+             make nsdeps on nsdeps_kvm.c (adds "DMA_BUF", never "module:kvm")
   initramfs  busybox-static + init + modules, from the gen_init_cpio list
              initramfs.list (reproducible: -t 0, gzip without name or time)
   boot       qemu-system-x86_64: KVM if a probe runs and the kernel then
@@ -532,6 +533,54 @@ def phase_modules(r: Run) -> None:
                       f'{tail(proc.stdout, 5)}', file=sys.stderr)
             if default_modpost:
                 r.cases.append(modpost_case(spec, proc))
+    r.cases.append(nsdeps_case(r))
+
+
+NSDEPS_SOURCE = MODULES_SRC / 'nsdeps_kvm.c'
+NSDEPS_EXPECTED = ['MODULE_IMPORT_NS("DMA_BUF");']
+
+
+def imports_of(source: str) -> list[str]:
+    return [line.strip() for line in source.splitlines()
+            if line.strip().startswith('MODULE_IMPORT_NS(')]
+
+
+def nsdeps_case(r: Run) -> TestCase:
+    """make nsdeps on a module named kvm that imports nothing, twice.
+
+    It must add the quoted DMA_BUF import (the generated series converts
+    scripts/nsdeps) and never one of "module:kvm"; the second run must
+    find nothing to add.  modpost's errors are warnings here (an M= build
+    may not use fpu_swap_kvm_fpstate even as kvm), else nsdeps stops.
+    """
+    name = 'nsdeps_adds_quoted_import_never_module_ns'
+    mdir = r.build_dir / 'boot-test-modules' / 'nsdeps'
+    mdir.mkdir(parents=True, exist_ok=True)
+    source = mdir / 'kvm.c'
+    copy_if_changed(NSDEPS_SOURCE, source)
+    (mdir / 'Kbuild').write_text('obj-m := kvm.o\n')
+    cmd = ['make', '-C', str(r.build_dir), f'M={mdir}', f'CC={r.cc}',
+           'KBUILD_MODPOST_WARN=1', 'nsdeps']
+    log = r.out / 'nsdeps.log'
+    log.write_text('')
+    for attempt in ('first', 'second'):
+        proc = run(cmd, env=r.env, log=log, check=False)
+        if proc.returncode != 0:
+            return TestCase(name, False, [
+                f'{attempt} make nsdeps: exit {proc.returncode} (see {log})',
+                *tail(proc.stdout, 5).splitlines()])
+        imports = imports_of(source.read_text())
+        if imports != NSDEPS_EXPECTED:
+            return TestCase(name, False, [
+                f'after the {attempt} make nsdeps the imports are '
+                f'{imports or "none"}, expected {NSDEPS_EXPECTED}'])
+        added = [line for line in proc.stdout.splitlines()
+                 if line.startswith('Adding namespace')]
+        if attempt == 'second' and added:
+            return TestCase(name, False, [
+                'the second make nsdeps still found imports missing '
+                f'(see {log}):', *added])
+    return TestCase(name, True)
 
 
 def initramfs_list(r: Run) -> str:

@@ -288,3 +288,13 @@ def test_boot_skips_kvm_when_the_probe_fails(
         monkeypatch: pytest.MonkeyPatch) -> None:
     assert fake_boot(monkeypatch, '/dev/kvm is missing',
                      kvm_silent=False) == ['tcg']
+
+
+def test_nsdeps_source_imports_nothing_and_imports_of() -> None:
+    assert run.imports_of(run.NSDEPS_SOURCE.read_text()) == []
+    text = ('#include <linux/module.h>\n'
+            'MODULE_IMPORT_NS("DMA_BUF");\n'
+            '\tMODULE_IMPORT_NS("module:kvm");\n'
+            '/* MODULE_IMPORT_NS(X) in a comment */\n')
+    assert run.imports_of(text) == ['MODULE_IMPORT_NS("DMA_BUF");',
+                                    'MODULE_IMPORT_NS("module:kvm");']
