@@ -475,6 +475,17 @@ def module_dir(r: Run, name: str, default_modpost: bool = False) -> Path:
     return r.build_dir / 'boot-test-modules' / sub
 
 
+def module_make(r: Run, mdir: Path, source: Path, name: str) -> list[str]:
+    """Set up mdir to build source as module name; the make command for it
+    (its target and options still to add)."""
+    mdir.mkdir(parents=True, exist_ok=True)
+    copy_if_changed(source, mdir / f'{name}.c')
+    kbuild = mdir / 'Kbuild'
+    if not kbuild.is_file():
+        kbuild.write_text(f'obj-m := {name}.o\n')
+    return ['make', '-C', str(r.build_dir), f'M={mdir}', f'CC={r.cc}']
+
+
 def build_module(r: Run, spec: ModuleSpec, default_modpost: bool
                  ) -> subprocess.CompletedProcess[str]:
     """make M= for one module in its own directory under the build dir.
@@ -486,12 +497,7 @@ def build_module(r: Run, spec: ModuleSpec, default_modpost: bool
     default_modpost builds with none of that, to see modpost stop them.
     """
     mdir = module_dir(r, spec.name, default_modpost)
-    mdir.mkdir(parents=True, exist_ok=True)
-    copy_if_changed(MODULES_SRC / f'{spec.name}.c', mdir / f'{spec.name}.c')
-    kbuild = mdir / 'Kbuild'
-    if not kbuild.is_file():
-        kbuild.write_text(f'obj-m := {spec.name}.o\n')
-    cmd = ['make', '-C', str(r.build_dir), f'M={mdir}', f'CC={r.cc}']
+    cmd = module_make(r, mdir, MODULES_SRC / f'{spec.name}.c', spec.name)
     if spec.refused_by_loader and not default_modpost:
         cmd += ['KBUILD_MODPOST_WARN=1',
                 'CONFIG_MODULE_ALLOW_MISSING_NAMESPACE_IMPORTS=y']
@@ -554,13 +560,10 @@ def nsdeps_case(r: Run) -> TestCase:
     may not use fpu_swap_kvm_fpstate even as kvm), else nsdeps stops.
     """
     name = 'nsdeps_adds_quoted_import_never_module_ns'
-    mdir = r.build_dir / 'boot-test-modules' / 'nsdeps'
-    mdir.mkdir(parents=True, exist_ok=True)
+    mdir = module_dir(r, 'nsdeps')
+    cmd = module_make(r, mdir, NSDEPS_SOURCE, 'kvm')
+    cmd += ['KBUILD_MODPOST_WARN=1', 'nsdeps']
     source = mdir / 'kvm.c'
-    copy_if_changed(NSDEPS_SOURCE, source)
-    (mdir / 'Kbuild').write_text('obj-m := kvm.o\n')
-    cmd = ['make', '-C', str(r.build_dir), f'M={mdir}', f'CC={r.cc}',
-           'KBUILD_MODPOST_WARN=1', 'nsdeps']
     log = r.out / 'nsdeps.log'
     log.write_text('')
     for attempt in ('first', 'second'):
@@ -657,10 +660,7 @@ def boot_once(r: Run, accel: str, serial: Path, ktap: Path,
                        r.out / 'initramfs.cpio.gz', serial, ktap)
     start = time.monotonic()
     try:
-        proc = run_guest([str(c) for c in cmd], serial, r.timeout, silence)
-    except FileNotFoundError:
-        raise BootTestError('qemu-system-x86_64: command not found; '
-                            'install it') from None
+        proc = run_guest(cmd, serial, r.timeout, silence)
     except Timeout as e:
         return [str(e)]
     finally:
