@@ -15,6 +15,7 @@ import os
 import shutil
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -28,8 +29,7 @@ SED = (r's/\<(EXPORT_SYMBOL_NS|EXPORT_SYMBOL_NS_GPL)\(([^,()]+),[[:space:]]*'
 
 
 def reset(base: tree.Baseline) -> None:
-    base.repo.git("checkout", "-q", "-f", "--detach", base.commit)
-    base.repo.git("clean", "-q", "-f", "-d", "-x")
+    tree.reset(base.repo, base.commit)
 
 
 def timed_step(base: tree.Baseline, version: str, jobs: int,
@@ -46,14 +46,10 @@ def sed_anchor(base: tree.Baseline, jobs: int) -> tuple[float, int, int]:
     names = ["EXPORT_SYMBOL_NS", "EXPORT_SYMBOL_NS_GPL", "MODULE_IMPORT_NS"]
     files = convert.git_grep(base.repo, names, "*.c", "*.h")
     chunk = max(1, len(files) // max(1, jobs) + 1)
-    procs = []
-    import subprocess
-    for i in range(0, len(files), chunk):
-        procs.append(subprocess.Popen(
-            ["sed", "-i", "-E", SED, *files[i:i + chunk]],
-            cwd=base.work))
-    for p in procs:
-        p.wait()
+    groups = [files[i:i + chunk] for i in range(0, len(files), chunk)]
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        list(pool.map(lambda g: run(["sed", "-i", "-E", SED, *g],
+                                    cwd=base.work), groups))
     elapsed = time.monotonic() - start
     changed = len(base.repo.git("diff", "--name-only").split())
     left = run(["git", "grep", "-c", "-E",

@@ -39,6 +39,16 @@ def read_order(path: Path, steps: set[str]) -> list[Entry]:
     return entries
 
 
+def patch_files(series_dir: Path) -> list[Path]:
+    """The patches of a written series in order, without the cover letter;
+    an error if there are none."""
+    patches = sorted(p.resolve() for p in series_dir.glob("*.patch")
+                     if not p.name.startswith("0000-"))
+    if not patches:
+        raise ToolError(f"{series_dir}: no patches; run 'make' first")
+    return patches
+
+
 def apply_patch(repo: Repo, patch: Path) -> None:
     """git am one hand-written patch; name the patch and file if it fails."""
     patch = patch.resolve()     # git runs in the work tree

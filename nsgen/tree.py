@@ -3,6 +3,7 @@ in WORKDIR without ever writing to the input tree."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -37,6 +38,16 @@ GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
     "LC_ALL": "C", "TZ": "UTC",
 }
+
+def default_workdir() -> Path:
+    """Where the baseline, work trees, caches and builds go: $WORKDIR, else
+    $XDG_CACHE_HOME/ns-series, else ~/.cache/ns-series.  The Makefile asks
+    generate.py for it, so that this is the only place that says so."""
+    if os.environ.get("WORKDIR"):
+        return Path(os.environ["WORKDIR"])
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache) / "ns-series"
+
 
 REQUIRED = ("Makefile", "include/linux/export.h", "include/linux/module.h",
             "kernel/module/main.c", "scripts/mod/modpost.c")
@@ -128,24 +139,34 @@ def make_baseline(ksrc: KernelTree, workdir: Path) -> Baseline:
         Repo(git_dir).git("worktree", "add", "-q", "--detach", str(work),
                           commit)
     else:
-        repo.git("am", "--abort", check=False)
-        repo.git("checkout", "-q", "-f", "--detach", commit)
-        repo.git("clean", "-q", "-f", "-d", "-x")
+        reset(repo, commit)
     return Baseline(commit, tree, work, repo)
 
-def attach_worktree(git_dir: Path, commit: str, dest: Path) -> Repo:
-    """A second work tree of the baseline repository at dest, at commit."""
-    if (dest / ".git").exists():
-        repo = Repo(Path(run(["git", "-C", str(dest), "rev-parse",
-                              "--absolute-git-dir"]).stdout.strip()), dest)
-        repo.git("am", "--abort", check=False)
-        repo.git("checkout", "-q", "-f", "--detach", commit)
-        repo.git("clean", "-q", "-f", "-d", "-x")
-        return repo
-    if dest.exists():
-        shutil.rmtree(dest)
-    Repo(git_dir).git("worktree", "prune")
-    Repo(git_dir).git("worktree", "add", "-q", "--detach", str(dest),
-                      commit)
+
+def reset(repo: Repo, commit: str) -> None:
+    """Put a work tree back at commit: no git am in progress, no change,
+    no stray file.  Unchanged files keep their timestamps, so build outputs
+    that depend on them stay valid."""
+    repo.git("am", "--abort", check=False)    # an interrupted earlier run
+    repo.git("checkout", "-q", "-f", "--detach", commit)
+    repo.git("clean", "-q", "-f", "-d", "-x")
+
+
+def work_repo(dest: Path) -> Repo:
+    """The Repo of an existing work tree of the baseline repository."""
     return Repo(Path(run(["git", "-C", str(dest), "rev-parse",
                           "--absolute-git-dir"]).stdout.strip()), dest)
+
+def attach_worktree(git_dir: Path, commit: str, dest: Path) -> Repo:
+    """A work tree of the baseline repository at dest, reset to commit
+    (made if missing; an existing one keeps its unchanged files)."""
+    if not (dest / ".git").exists():
+        if dest.exists():
+            shutil.rmtree(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        Repo(git_dir).git("worktree", "prune")
+        Repo(git_dir).git("worktree", "add", "-q", "--detach", str(dest),
+                          commit)
+    repo = work_repo(dest)
+    reset(repo, commit)
+    return repo

@@ -4,12 +4,12 @@ guarantees (input untouched, reproducible, idempotent) and its errors."""
 from __future__ import annotations
 
 import hashlib
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import generate
+from nsgen.run import run
 from tests import minitree
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -193,6 +193,5 @@ def test_kernel_doc_rule_matches_converted_exports(env: dict[str, Path]) -> None
     line = (env["work"] / "work/scripts/kernel-doc").read_text().split("'")[1]
     script = (f"print((q{{EXPORT_SYMBOL_NS_GPL(foo, \"FOO\");}} =~ /{line}/) "
               "? \"$2\\n\" : \"no\\n\")")
-    out = subprocess.run(["perl", "-e", script], capture_output=True,
-                         text=True, check=True).stdout
+    out = run(["perl", "-e", script]).stdout
     assert out.strip() == "foo"
