@@ -1,16 +1,25 @@
 # The front door.  'make' writes the series, 'make check' runs every test.
 # Both install what is missing first (Debian packages, the kernel source).
 
-WORKDIR ?= $(HOME)/.cache/ns-series
+PYTHON ?= /usr/bin/python3
+# The default work directory is generate.py's ($WORKDIR, else
+# $XDG_CACHE_HOME/ns-series, else ~/.cache/ns-series): asked once.
+ifeq ($(origin WORKDIR),undefined)
+WORKDIR := $(shell $(PYTHON) generate.py workdir)
+endif
 KSRC ?= $(WORKDIR)/src/linux-source-6.12
 OUT ?= out
 JOBS ?= $(shell nproc)
-PYTHON ?= /usr/bin/python3
+# Compiler wrapper of the kernel builds (boot test, verify, bisect-check):
+# auto = ccache if installed; or ccache, distcc, icecc, "ccache distcc";
+# empty for none.
+CC_WRAPPER ?= auto
 BASE_DESC ?= $(shell dpkg-query -W -f='linux-source-6.12 $${Version}' linux-source-6.12 2>/dev/null)
 
 DEFAULT_KSRC := $(WORKDIR)/src/linux-source-6.12
 GEN := $(PYTHON) generate.py
 GEN_ARGS := --ksrc "$(KSRC)" --workdir "$(WORKDIR)"
+KBUILD_ARGS := --jobs $(JOBS) --cc-wrapper "$(CC_WRAPPER)"
 
 .PHONY: all series deps ksrc check test boot-test bisect-check bench checkpatch verify help clean
 
@@ -39,7 +48,13 @@ help:
 	@echo '            kernel tree, only read (default: linux-source-6.12 unpacked in WORKDIR)'
 	@echo '  WORKDIR=$(WORKDIR)'
 	@echo '            baseline, work trees, caches, kernel build'
-	@echo '  OUT=$(OUT)  JOBS=$(JOBS)  PYTHON=$(PYTHON)'
+	@echo '  OUT=$(OUT)  PYTHON=$(PYTHON)'
+	@echo '  JOBS=$(JOBS)  parallel spatch processes and make jobs (more'
+	@echo '            than nproc when a build farm compiles)'
+	@echo '  CC_WRAPPER=$(CC_WRAPPER)'
+	@echo '            compiler wrapper of the kernel builds (boot test,'
+	@echo '            verify, bisect-check): auto (ccache if installed),'
+	@echo '            ccache, distcc, icecc, "ccache distcc", or empty'
 
 deps:
 	./setup.sh deps
@@ -57,17 +72,17 @@ test: deps
 	$(PYTHON) tests/check.py --fast
 
 check: ksrc
-	$(PYTHON) tests/check.py $(GEN_ARGS) --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)"
+	$(PYTHON) tests/check.py $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" --base-desc "$(BASE_DESC)"
 
 boot-test: series
-	$(PYTHON) tests/check.py $(GEN_ARGS) --out "$(OUT)" --jobs $(JOBS) --only boot-test
+	$(PYTHON) tests/check.py $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" --only boot-test
 
 verify: series
-	$(GEN) verify $(GEN_ARGS) --out "$(OUT)" --jobs $(JOBS)
+	$(GEN) verify $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)"
 	$(GEN) generate $(GEN_ARGS) --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)"
 
 bisect-check: series
-	$(PYTHON) tests/bisect_check.py $(GEN_ARGS) --series "$(OUT)/series" --out "$(OUT)/bisect-check" --jobs $(JOBS)
+	$(PYTHON) tests/bisect_check.py $(GEN_ARGS) $(KBUILD_ARGS) --series "$(OUT)/series" --out "$(OUT)/bisect-check"
 
 checkpatch: ksrc
 	$(PYTHON) tests/check.py $(GEN_ARGS) --out "$(OUT)" --only checkpatch

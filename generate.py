@@ -17,16 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from nsgen import convert, review, series, spatch, tree, verify
-from nsgen.run import ToolError
+from nsgen import convert, kbuild, review, series, spatch, tree, verify
+from nsgen.run import ToolError, progress
 
 PROJECT = Path(__file__).resolve().parent
-DEFAULT_WORKDIR = Path(os.environ.get("XDG_CACHE_HOME",
-                                      Path.home() / ".cache")) / "ns-series"
+DEFAULT_WORKDIR = tree.default_workdir()
 
 
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+log = progress
 
 
 def cover_text(ksrc: tree.KernelTree, base_desc: str, base: tree.Baseline,
@@ -173,10 +171,7 @@ def run_apply(args: argparse.Namespace) -> int:
     """git am OUT/series onto a fresh work tree of the pristine baseline."""
     ksrc = tree.check_tree(Path(args.ksrc))
     workdir = Path(args.workdir).resolve()
-    patches = sorted(p for p in Path(args.series).glob("*.patch")
-                     if not p.name.startswith("0000-"))
-    if not patches:
-        raise ToolError(f"{args.series}: no patches; run 'make' first")
+    patches = series.patch_files(Path(args.series))
     _, commit, _ = tree.snapshot(ksrc, workdir)
     dest = Path(args.dest).resolve()
     repo = tree.attach_worktree(workdir / "baseline.git", commit, dest)
@@ -212,9 +207,13 @@ def run_verify(args: argparse.Namespace) -> int:
     ksrc = tree.check_tree(Path(args.ksrc))
     workdir = Path(args.workdir).resolve()
     out = Path(args.out).resolve()
+    wrapper, note = kbuild.resolve_wrapper(args.cc_wrapper)
+    if note:
+        log(f"verify: {note}")
+    make = verify.Make(args.jobs, wrapper)
     log(f"verify: {out / 'series'}, {verify.ARCH} {verify.CONFIG} in "
-        f"{workdir}/verify, make -j{args.jobs}")
-    o = verify.verify(ksrc, workdir, out, args.jobs, args.limit, log)
+        f"{workdir}/verify, make -j{args.jobs} CC='{kbuild.cc(wrapper)}'")
+    o = verify.verify(ksrc, workdir, out, make, args.limit, log)
     for f in o.of(verify.Verdict.DIFFERENT):
         print(f"  different: {f.path} (out/verify/diffs/{f.path}.diff)")
     for f in o.of(verify.Verdict.FAILED):
@@ -224,6 +223,12 @@ def run_verify(args: argparse.Namespace) -> int:
     print(f"verify: {len(o.files)} of {o.total} files: {o.counts()}; "
           f"{o.seconds['total']:.0f} s; details in {out / 'verify'}")
     return 0 if o.passed else 1
+
+
+def run_workdir(args: argparse.Namespace) -> int:
+    """Print the default work directory (the Makefile's WORKDIR default)."""
+    print(DEFAULT_WORKDIR)
+    return 0
 
 
 def setup_parser() -> argparse.ArgumentParser:
@@ -270,9 +275,16 @@ def setup_parser() -> argparse.ArgumentParser:
                      "(default: %(default)s)")
     ver.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                      help="make -j (default: %(default)s)")
+    ver.add_argument("--cc-wrapper", default=kbuild.AUTO,
+                     help="compiler wrapper: ccache, distcc, icecc, "
+                     "'ccache distcc', '' for none (default: %(default)s: "
+                     "ccache if installed)")
     ver.add_argument("--limit", type=int, default=None,
                      help="only N of the files, spread over the list "
                      "(for a quick look; not quoted by the cover letter)")
+    sub.add_parser("workdir", help="print the default work directory "
+                   "($WORKDIR, else $XDG_CACHE_HOME/ns-series, else "
+                   "~/.cache/ns-series)")
     return parser
 
 
@@ -281,6 +293,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "apply": run_apply,
     "check": run_check,
     "verify": run_verify,
+    "workdir": run_workdir,
 }
 
 

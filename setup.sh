@@ -8,7 +8,7 @@ set -euo pipefail
 
 PACKAGES=(coccinelle linux-source-6.12 python3 python3-pytest make gcc git
 	  qemu-system-x86 busybox-static bc bison flex libelf-dev libssl-dev
-	  cpio kmod ccache perl python3-ply python3-git xz-utils shellcheck)
+	  cpio kmod ccache distcc perl python3-ply python3-git xz-utils shellcheck)
 TARBALL=/usr/src/linux-source-6.12.tar.xz
 
 die() {

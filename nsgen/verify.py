@@ -29,10 +29,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Callable
 
-from . import convert
+from . import convert, kbuild
 from .run import ToolError, run
-from .series import apply_patch
-from .tree import KernelTree, Repo, snapshot
+from .series import apply_patch, patch_files
+from .tree import KernelTree, Repo, attach_worktree, snapshot
 
 LINE_MARKER = re.compile(rb'^#\s*\d+(?:\s+".*)?$', re.M)
 CONFIG = "allmodconfig"
@@ -116,13 +116,10 @@ def apply_series(ksrc: KernelTree, workdir: Path, series_dir: Path,
     """The series of series_dir applied with git am up to the patch with
     subject, in WORKDIR/verify/series (fixed dates: the same series gives
     the same commits, so the before/after trees keep their build outputs)."""
-    patches = sorted(p for p in series_dir.glob("*.patch")
-                     if not p.name.startswith("0000-"))
-    if not patches:
-        raise ToolError(f"{series_dir}: no patches; run 'make' first")
+    patches = patch_files(series_dir)
     _, base, _ = snapshot(ksrc, workdir)
-    repo = worktree(workdir / "baseline.git", workdir / "verify" / "series",
-                    base)
+    repo = attach_worktree(workdir / "baseline.git",
+                           base, workdir / "verify" / "series")
     for p in patches:
         apply_patch(repo, p)
         if patch_subject(p) == subject:
@@ -130,28 +127,21 @@ def apply_series(ksrc: KernelTree, workdir: Path, series_dir: Path,
     raise ToolError(f"{series_dir}: no patch '{subject}'; run 'make' first")
 
 
-def worktree(git_dir: Path, dest: Path, rev: str) -> Repo:
-    """A work tree of the baseline repository at dest, checked out at rev."""
-    if not (dest / ".git").exists():
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        Repo(git_dir).git("worktree", "prune")
-        Repo(git_dir).git("worktree", "add", "-q", "--detach", str(dest), rev)
-    repo = Repo(Path(run(["git", "-C", str(dest), "rev-parse",
-                          "--absolute-git-dir"]).stdout.strip()), dest)
-    repo.git("am", "--abort", check=False)    # an interrupted earlier run
-    # checkout leaves unchanged files alone, so kbuild keeps their .i files
-    repo.git("checkout", "-q", "-f", "--detach", rev)
-    repo.git("clean", "-q", "-f", "-d", "-x")
-    return repo
+@dataclass(frozen=True)
+class Make:
+    """How verify runs kbuild: job count and compiler wrapper."""
+    jobs: int = 1
+    wrapper: str = ""
 
-
-def kmake(src: Path, build: Path, *targets: str, jobs: int = 1,
-          keep_going: bool = False) -> str:
-    cmd = ["make", "-C", str(src), f"O={build}", f"ARCH={ARCH}", f"-j{jobs}",
-           *(["-k"] if keep_going else []), *targets]
-    proc = run(cmd, timeout=MAKE_TIMEOUT, env={"LC_ALL": "C"},
-               check=not keep_going)
-    return proc.stdout + proc.stderr
+    def __call__(self, src: Path, build: Path, *targets: str,
+                 keep_going: bool = False) -> str:
+        cmd = ["make", "-C", str(src), f"O={build}", f"ARCH={ARCH}",
+               f"CC={kbuild.cc(self.wrapper)}", f"-j{self.jobs}",
+               *(["-k"] if keep_going else []), *targets]
+        proc = run(cmd, timeout=MAKE_TIMEOUT, check=not keep_going,
+                   env={"LC_ALL": "C",
+                        **kbuild.wrapper_env(self.wrapper, src, build)})
+        return proc.stdout + proc.stderr
 
 
 def external_dir(src: Path, f: str) -> str | None:
@@ -174,7 +164,7 @@ def output(src: Path, build: Path, f: str) -> Path:
     return src / rel if external_dir(src, f) else build / rel
 
 
-def preprocess(src: Path, build: Path, files: list[str], jobs: int) -> str:
+def preprocess(make: Make, src: Path, build: Path, files: list[str]) -> str:
     """make -k every f.i, in-tree files in one make, external modules one
     make per directory; the combined log."""
     groups: dict[str, list[str]] = {}
@@ -183,16 +173,16 @@ def preprocess(src: Path, build: Path, files: list[str], jobs: int) -> str:
     log = ""
     for m, fs in sorted(groups.items()):
         if m:
-            log += kmake(src, build, f"M={src / m}",
-                         *(str(Path(f).relative_to(m))[:-2] + ".i"
-                           for f in fs), jobs=jobs, keep_going=True)
+            log += make(src, build, f"M={src / m}",
+                        *(str(Path(f).relative_to(m))[:-2] + ".i"
+                          for f in fs), keep_going=True)
         else:
-            log += kmake(src, build, *(f[:-2] + ".i" for f in fs),
-                         jobs=jobs, keep_going=True)
+            log += make(src, build, *(f[:-2] + ".i" for f in fs),
+                        keep_going=True)
     return log
 
 
-def prepare(src: Path, build: Path, rev: str, jobs: int) -> bool:
+def prepare(make: Make, src: Path, build: Path, rev: str) -> bool:
     """Configure build with allmodconfig and 'make prepare' it, unless it
     already is for this source revision.  True when work was done."""
     stamp = build / ".nsgen-verify-prepared"
@@ -206,8 +196,8 @@ def prepare(src: Path, build: Path, rev: str, jobs: int) -> bool:
     if stamp.is_file() and stamp.read_text() == current():
         return False
     build.mkdir(parents=True, exist_ok=True)
-    kmake(src, build, CONFIG, jobs=jobs)
-    kmake(src, build, "prepare", jobs=jobs)
+    make(src, build, CONFIG)
+    make(src, build, "prepare")
     stamp.write_text(current())
     return True
 
@@ -276,7 +266,7 @@ def pick(files: list[str], limit: int | None) -> list[str]:
     return [files[int(i * step)] for i in range(limit)]
 
 
-def verify(ksrc: KernelTree, workdir: Path, out: Path, jobs: int,
+def verify(ksrc: KernelTree, workdir: Path, out: Path, make: Make,
            limit: int | None = None,
            log: Callable[[str], None] = lambda s: None) -> Outcome:
     """Preprocess before/after, compare, write OUT/verify and the record."""
@@ -299,16 +289,16 @@ def verify(ksrc: KernelTree, workdir: Path, out: Path, jobs: int,
     logs: dict[str, str] = {}
     for side, rev in sides.items():
         t = time.monotonic()
-        src = worktree(git_dir, base / side, rev).work_tree
+        src = attach_worktree(git_dir, rev, base / side).work_tree
         assert src is not None
         build = base / f"build-{side}"
-        did = prepare(src, build, rev, jobs)
+        did = prepare(make, src, build, rev)
         outcome.seconds[f"prepare {side}"] = round(time.monotonic() - t, 1)
         what = f"configured ({CONFIG}) and prepared" if did \
             else "build directory already prepared"
         log(f"  {side} ({rev[:12]}): {what}: {time.monotonic() - t:.1f} s")
         t = time.monotonic()
-        logs[side] = preprocess(src, build, files, jobs)
+        logs[side] = preprocess(make, src, build, files)
         outcome.seconds[f"preprocess {side}"] = round(time.monotonic() - t, 1)
         log(f"  {side}: {len(files)} files preprocessed: "
             f"{time.monotonic() - t:.1f} s")

@@ -10,7 +10,6 @@ conversion leaves most preprocessed files unchanged.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import re
 import sys
 import time
@@ -18,23 +17,14 @@ from pathlib import Path
 from typing import Sequence
 
 PROJECT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(PROJECT))
+sys.path[:0] = [str(PROJECT), str(PROJECT / "boot-test")]
 
-from nsgen import series, tree  # noqa: E402
+import boot_config  # noqa: E402
+import boot_kernel  # noqa: E402
+from nsgen import kbuild, series, tree  # noqa: E402
 from nsgen.run import ToolError  # noqa: E402
 
 WARNING = re.compile(r"^(\S+?):\d+(?::\d+)?: warning: (.*)$", re.M)
-
-
-def boot_runner():  # type: ignore[no-untyped-def]
-    """boot-test/run.py as a module: its configuration and build phase."""
-    spec = importlib.util.spec_from_file_location(
-        "boot_run", PROJECT / "boot-test" / "run.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["boot_run"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def warnings(log: str) -> set[tuple[str, str]]:
@@ -49,15 +39,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--series", default=str(PROJECT / "out" / "series"))
     ap.add_argument("--out", default=str(PROJECT / "out" / "bisect-check"))
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--cc-wrapper", default=kbuild.AUTO,
+                    help="compiler wrapper (default: ccache if installed)")
     args = ap.parse_args(argv)
-    run = boot_runner()
     try:
         ksrc = tree.check_tree(Path(args.ksrc))
         workdir = Path(args.workdir).resolve()
-        patches = sorted(p.resolve() for p in Path(args.series).glob("*.patch")
-                         if not p.name.startswith("0000-"))
-        if not patches:
-            raise ToolError(f"{args.series}: no patches; run 'make' first")
+        patches = series.patch_files(Path(args.series))
         _, commit, _ = tree.snapshot(ksrc, workdir)
         # The same layout as the boot test's (applied/ beside
         # build-boot-test/, one level down), so that with CCACHE_BASEDIR
@@ -65,6 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         home = workdir / "bisect-check"
         src = home / "applied"
         repo = tree.attach_worktree(workdir / "baseline.git", commit, src)
+        build = boot_kernel.Build.of(src, home / "build-boot-test",
+                                     args.jobs, args.cc_wrapper)
     except ToolError as e:
         print(f"bisect-check: error: {e}", file=sys.stderr)
         return 1
@@ -80,21 +70,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if patch is not None:
                 series.apply_patch(repo, patch)
-            r = run.Run(ksrc=src, build_dir=home / "build-boot-test",
-                        out=out / f"{n:02d}", jobs=args.jobs, timeout=0,
-                        accel="tcg")
-            r.out.mkdir(parents=True, exist_ok=True)
-            if run.shutil.which("ccache"):
-                r.cc = "ccache gcc"
-                r.env["CCACHE_BASEDIR"] = str(home)
-            run.phase_build(r)
-            found = warnings((r.out / "build.log").read_text(errors="replace"))
+            log = out / f"{n:02d}" / "build.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text("")
+            # Options of later patches are missing from earlier steps: the
+            # configuration is checked by the boot test, not here.
+            boot_config.configure(build, log)
+            boot_kernel.build_kernel(build, log)
+            found = warnings(log.read_text(errors="replace"))
             if patch is None:
                 baseline_warnings = found
             new = sorted(found - baseline_warnings)
             if new:
                 why = f"{len(new)} new warning(s), first {new[0][0]}: {new[0][1]}"
-        except (ToolError, run.BootTestError) as e:
+        except ToolError as e:
             why = str(e)
         elapsed = time.monotonic() - start
         if why:

@@ -13,7 +13,7 @@ import argparse
 import filecmp
 import os
 import re
-import shutil
+import shlex
 import subprocess
 import sys
 import time
@@ -23,7 +23,11 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 PROJECT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(PROJECT))
 PY = sys.executable
+
+from nsgen import kbuild  # noqa: E402
+from nsgen.run import Timeout, run  # noqa: E402
 
 
 class Status(Enum):
@@ -41,29 +45,19 @@ class Case:
     detail: str = ""
 
 
-def sh(cmd: Sequence[str], timeout: float, cwd: Path = PROJECT,
+def sh(cmd: Sequence[str | Path], timeout: float, cwd: Path = PROJECT,
        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run a command, echoing its output live to stderr, and capture it.
 
     The echo is indented, so that the log's only lines at the margin are the
     TAP of this script (a command's own "ok"/"not ok" lines are nested)."""
-    print(f"    # $ {' '.join(cmd)}", file=sys.stderr, flush=True)
-    full_env = dict(os.environ, **(env or {}))
-    proc = subprocess.Popen(list(cmd), cwd=cwd, env=full_env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            errors="replace")
-    lines: list[str] = []
-    start = time.monotonic()
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        lines.append(line)
-        sys.stderr.write("    " + line)
-        if time.monotonic() - start > timeout:
-            proc.kill()
-            lines.append(f"TIMEOUT after {timeout:.0f} s\n")
-            break
-    rc = proc.wait()
-    return subprocess.CompletedProcess(list(cmd), rc, "".join(lines), "")
+    print(f"    # $ {shlex.join(str(c) for c in cmd)}", file=sys.stderr,
+          flush=True)
+    try:
+        return run(cmd, cwd=cwd, env=env, timeout=timeout, echo="    ",
+                   check=False)
+    except Timeout as e:
+        return subprocess.CompletedProcess(list(cmd), 124, f"TIMEOUT: {e}\n")
 
 
 def counts(output: str) -> tuple[int, int] | None:
@@ -143,8 +137,7 @@ class Full:
         return f"differs: {', '.join(diff)}" if diff else None
 
     def untouched(self) -> str | None:
-        p = subprocess.run(["find", str(self.ksrc), "-newer", str(self.marker),
-                            "-print", "-quit"], capture_output=True, text=True)
+        p = run(["find", self.ksrc, "-newer", self.marker, "-print", "-quit"])
         return f"modified: {p.stdout.strip()}" if p.stdout.strip() else None
 
     def applies(self) -> str | None:
@@ -154,9 +147,8 @@ class Full:
 
     def same_tree(self) -> str | None:
         def tree(d: Path) -> str:
-            return subprocess.run(["git", "-C", str(d), "rev-parse",
-                                   "HEAD^{tree}"], capture_output=True,
-                                  text=True, check=True).stdout.strip()
+            return run(["git", "-C", d, "rev-parse",
+                        "HEAD^{tree}"]).stdout.strip()
         a, b = tree(self.applied), tree(self.workdir / "work")
         return None if a == b else f"git am gives {a[:12]}, generator {b[:12]}"
 
@@ -170,10 +162,32 @@ class Full:
         then the series again so that its cover letter quotes the figures."""
         p = sh([PY, "generate.py", "verify", "--ksrc", str(self.ksrc),
                 "--workdir", str(self.workdir), "--out", str(self.out),
-                "--jobs", str(self.args.jobs)], 3 * 3600)
+                "--jobs", str(self.args.jobs), "--cc-wrapper",
+                self.args.cc_wrapper], 3 * 3600)
         if p.returncode != 0:
             return p.stdout.strip().splitlines()[-1]
         return self.generate()
+
+    def kunit_parse(self, boot: Case) -> str | None:
+        """The kernel's own kunit.py reads results.ktap with 0 errors and
+        counts what the boot test counted."""
+        results = self.out / "boot-test" / "results.ktap"
+        tool = self.applied / "tools/testing/kunit/kunit.py"
+        if not results.is_file():
+            return f"{results}: missing"
+        p = run([PY, tool, "parse", results], check=False)
+        m = re.search(r"Ran (\d+) tests: (.*)", p.stdout)
+        if p.returncode not in (0, 1) or m is None:
+            return f"kunit.py parse: exit {p.returncode}, no summary"
+        got = dict((k.strip(), int(v)) for k, v in
+                   (part.split(":") for part in m.group(2).split(",")))
+        if got.get("errors") or "[ERROR]" in p.stdout:
+            return f"kunit.py parse: {m.group(0).strip()}"
+        failed = got.get("failed", 0) + got.get("crashed", 0)
+        if (got.get("passed", 0), failed) != (boot.passed, boot.failed):
+            return (f"kunit.py parse: {m.group(0).strip()}; the boot test "
+                    f"said {boot.passed} passed, {boot.failed} failed")
+        return None
 
     def checkpatch(self) -> list[Case]:
         allow: set[tuple[str, str]] = set()
@@ -185,12 +199,10 @@ class Full:
         script = self.ksrc / "scripts/checkpatch.pl"
         for patch in sorted((PROJECT / "patches").glob("*.patch")):
             def one(patch: Path = patch) -> str | None:
-                p = subprocess.run(
-                    ["perl", str(script), "--strict", "--show-types",
-                     "--no-summary", "--terse", "-"],
-                    stdin=patch.open(), capture_output=True, text=True,
-                    cwd=self.ksrc, timeout=600,
-                    env=dict(os.environ, PATH="/usr/bin:/bin"))
+                p = run(["perl", script, "--strict", "--show-types",
+                         "--no-summary", "--terse", "-"],
+                        stdin=patch.read_text(), cwd=self.ksrc, timeout=600,
+                        env={"PATH": "/usr/bin:/bin"}, check=False)
                 found = re.findall(r"(ERROR|WARNING|CHECK):(\w+):", p.stdout)
                 bad = [f"{lvl}:{t}" for lvl, t in found
                        if (patch.name, t) not in allow]
@@ -199,13 +211,34 @@ class Full:
         return cases
 
 
+# Where make check's time goes: the parts, by the case names' start.
+PARTS = (("kernel build and boot", ("boot test",)),
+         ("equivalence proof (verify)", ("verify",)),
+         ("series generation", ("generate", "series is byte-identical")),
+         ("completeness and idempotence", ("conversion complete",)))
+
+
+def time_breakdown(cases: list[Case]) -> list[str]:
+    """TAP comments: the time of each part and of the whole."""
+    total = sum(c.elapsed for c in cases)
+    lines = []
+    rest = total
+    for part, starts in PARTS:
+        t = sum(c.elapsed for c in cases if c.name.startswith(starts))
+        if t:
+            lines.append(f"# time: {part}: {t:.0f} s")
+            rest -= t
+    lines.append(f"# time: everything else: {rest:.0f} s")
+    lines.append(f"# time: total: {total:.0f} s ({total / 60:.1f} min)")
+    return lines
+
+
 def shellcheck() -> str | None:
     """The project's shell scripts; the guest's /init is busybox sh."""
     bad = []
     for args in (["setup.sh", ".ci/run", "tests/matcher/extract-header.sh"],
                  ["-s", "sh", "boot-test/init"]):
-        p = subprocess.run(["shellcheck", *args], cwd=PROJECT,
-                           capture_output=True, text=True)
+        p = run(["shellcheck", *args], cwd=PROJECT, check=False)
         if p.returncode != 0:
             bad.append(p.stdout.strip().splitlines()[0] if p.stdout.strip()
                        else f"shellcheck {' '.join(args)}: exit {p.returncode}")
@@ -221,6 +254,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", default=str(PROJECT / "out"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--base-desc", default="")
+    ap.add_argument("--cc-wrapper", default=kbuild.AUTO,
+                    help="compiler wrapper of the kernel builds (default: "
+                    "ccache if installed)")
     ap.add_argument("--only", choices=["boot-test", "checkpatch"],
                     help="run one part of the full checks")
     args = ap.parse_args(argv)
@@ -239,9 +275,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         add(suite("pytest tests/ (tooling, semantic-patch fixtures)",
                   [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                    "tests"], 1800))
-        add(suite("pytest boot-test/test_run.py (runner)",
+        add(suite("pytest boot-test/ (runner, results on canned logs)",
                   [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                   "boot-test/test_run.py"], 600))
+                   "boot-test"], 600))
         add(suite("matcher unit test (header from patch 0003)",
                   ["make", "-s", "-C", "tests/matcher"], 600))
         add(single("shellcheck on the shell scripts", shellcheck))
@@ -271,14 +307,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             add(full.checkpatch())
         if applied is not None:
             if applied.status is Status.PASS:
-                add(suite("boot test in QEMU", [
-                    PY, "boot-test/run.py", "--ksrc", str(full.applied),
-                    "--build-dir", str(full.workdir / "build-boot-test"),
-                    "--out", str(full.out / "boot-test"),
-                    "--jobs", str(args.jobs)], 4500))
+                boot = suite("boot test in QEMU", [
+                    PY, "boot-test/run.py", "--ksrc", full.applied,
+                    "--build-dir", full.workdir / "build-boot-test",
+                    "--out", full.out / "boot-test", "--jobs",
+                    str(args.jobs), "--cc-wrapper", args.cc_wrapper], 4500)
+                add(boot)
+                add(single("kunit.py parse reads results.ktap: 0 errors, "
+                           "the same counts", lambda: full.kunit_parse(boot)))
+                add(suite("kernel build through distcc on 127.0.0.1", [
+                    PY, "tests/distcc_check.py", "--ksrc", full.applied,
+                    "--build-dir", full.workdir / "build-boot-test",
+                    "--jobs", str(args.jobs)], 900))
             else:
                 add(Case("boot test in QEMU", Status.FAIL, 0, 1, 0.0,
                          "not run: the series does not apply"))
+    for line in time_breakdown(cases):
+        print(line, flush=True)
     passed = sum(c.passed for c in cases)
     failed = sum(c.failed for c in cases)
     print(f"{passed} passed, {failed} failed", flush=True)

@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The guest's initramfs: busybox-static, /init, the list of guest cases
+and the modules, made by the kernel's own usr/gen_init_cpio from the list
+file initramfs.list (data), with one line added per built test module.
+Reproducible: gen_init_cpio -t 0, and gzip without name or time."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+from typing import Sequence
+
+from nsgen.run import ToolError, run
+
+HERE = Path(__file__).resolve().parent
+INIT = HERE / 'init'
+LIST = HERE / 'initramfs.list'
+GUEST_CASES = HERE / 'guest-cases'
+
+
+def guest_cases(path: Path = GUEST_CASES) -> list[str]:
+    """The guest's cases in order: what /init runs, and the plan the host
+    expects it to print."""
+    return [line.strip() for line in path.read_text().splitlines()
+            if line.strip() and not line.lstrip().startswith('#')]
+
+
+def find_busybox() -> str:
+    busybox = shutil.which('busybox')
+    if busybox is None:
+        raise ToolError('busybox: not found; install it '
+                        '(apt-get install busybox-static)')
+    if b'/ld-linux' in Path(busybox).read_bytes()[:4096]:
+        raise ToolError(f'{busybox}: dynamically linked; install '
+                        'busybox-static')
+    return busybox
+
+
+def list_file(modules: Sequence[tuple[str, Path]]) -> str:
+    """initramfs.list with one line per built test module."""
+    lines = [LIST.read_text().rstrip('\n')]
+    lines += [f'file /modules/{name}.ko {ko} 0644 0 0'
+              for name, ko in modules]
+    return '\n'.join(lines) + '\n'
+
+
+def make_initramfs(build_dir: Path, modules: Sequence[tuple[str, Path]],
+                   out: Path) -> Path:
+    """out/initramfs.cpio.gz (and out/initramfs.list, for reading)."""
+    busybox = find_busybox()
+    gen = build_dir / 'usr' / 'gen_init_cpio'
+    if not gen.is_file():
+        raise ToolError(f'{gen}: missing; is CONFIG_BLK_DEV_INITRD set?')
+    listing = out / 'initramfs.list'
+    listing.write_text(list_file(modules))
+    env = {'BUSYBOX': busybox, 'INIT': str(INIT),
+           'GUEST_CASES': str(GUEST_CASES), 'KBUILD': str(build_dir)}
+    cpio = out / 'initramfs.cpio'
+    run([gen, '-t', '0', listing], env=env, stdout=cpio)
+    image = out / 'initramfs.cpio.gz'
+    # Like gzip -n: no name, time 0, so the same inputs give the same bytes.
+    with image.open('wb') as f, gzip.GzipFile(
+            filename='', mode='wb', fileobj=f, mtime=0) as gz:
+        gz.write(cpio.read_bytes())
+    cpio.unlink()
+    return image

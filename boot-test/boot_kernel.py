@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Building the boot test's kernel out of tree: the make command (compiler
+wrapper and job count included), and bzImage + modules."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Optional
+
+from nsgen import kbuild
+from nsgen.run import ToolError, progress, run
+
+BUILD_TIMEOUT = 3 * 3600
+MAKE_TIMEOUT = 600
+REQUIRED = ('Makefile', 'kernel/module/main.c', 'scripts/mod/modpost.c')
+
+
+@dataclasses.dataclass
+class Build:
+    """A kernel tree (only read) and its build directory."""
+    ksrc: Path
+    build_dir: Path
+    jobs: int = 1
+    wrapper: str = ''          # compiler wrapper words, e.g. "ccache"
+    env: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def of(cls, ksrc: Path, build_dir: Path, jobs: int,
+           wrapper_choice: str = kbuild.AUTO) -> 'Build':
+        """Resolve the paths and the compiler wrapper (saying which)."""
+        wrapper, note = kbuild.resolve_wrapper(wrapper_choice)
+        if note:
+            progress(f'build: {note}')
+        ksrc, build_dir = ksrc.resolve(), build_dir.resolve()
+        return cls(ksrc, build_dir, max(1, jobs), wrapper,
+                   kbuild.wrapper_env(wrapper, ksrc, build_dir))
+
+    @property
+    def cc(self) -> str:
+        return kbuild.cc(self.wrapper)
+
+    def say(self, msg: str) -> None:
+        progress(msg)
+
+    def make_args(self, *targets: str) -> list[str]:
+        return ['make', '-C', str(self.ksrc), f'O={self.build_dir}',
+                f'CC={self.cc}', f'-j{self.jobs}', *targets]
+
+    def make(self, *targets: str, log: Optional[Path] = None,
+             timeout: float = MAKE_TIMEOUT,
+             check: bool = True) -> subprocess.CompletedProcess[str]:
+        return run(self.make_args(*targets), env=self.env, log=log,
+                   timeout=timeout, check=check)
+
+    def module_make(self, mdir: Path, *args: str,
+                    log: Optional[Path] = None
+                    ) -> subprocess.CompletedProcess[str]:
+        """make M=mdir against this build; a failure is returned."""
+        return run(['make', '-C', str(self.build_dir), f'M={mdir}',
+                    f'CC={self.cc}', *args], env=self.env, log=log,
+                   timeout=MAKE_TIMEOUT, check=False)
+
+
+def check_tree(b: Build) -> str:
+    """The tree's version; an error unless it is a kernel tree."""
+    for path in REQUIRED:
+        if not (b.ksrc / path).is_file():
+            raise ToolError(f'{b.ksrc}: not a kernel tree (no {path}); '
+                            'pass --ksrc with the patched tree')
+    version = run(['make', '-s', '-C', b.ksrc, 'kernelversion']).stdout
+    return version.strip()
+
+
+def build_kernel(b: Build, log: Path) -> None:
+    """bzImage and modules of the configured build directory."""
+    b.say(f'build: {" ".join(b.make_args("bzImage", "modules"))} '
+          f'(log: {log})')
+    b.make('bzImage', 'modules', log=log, timeout=BUILD_TIMEOUT)
+
+
+def keep_outputs(b: Build, out: Path) -> None:
+    """Module.symvers and where the build is, beside the results."""
+    shutil.copy2(b.build_dir / 'Module.symvers', out / 'Module.symvers')
+    (out / 'build-dir').write_text(f'{b.build_dir}\n')

@@ -1,0 +1,184 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The test modules of modules/, built against the boot test's kernel.
+
+Each module is built in its own directory under the build directory.  The
+ones the guest's loader must refuse are built with modpost's errors turned
+into warnings (else they never reach the loader); a second, default build
+of those checks that modpost stops them first, with its message.  make
+nsdeps runs on a module named kvm that imports nothing: it must add the
+quoted "DMA_BUF" import and never one of "module:kvm".
+"""
+
+from __future__ import annotations
+
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import NamedTuple
+
+from boot_kernel import Build
+from boot_results import Case, Status
+from nsgen.run import tail
+
+HERE = Path(__file__).resolve().parent
+SOURCES = HERE / 'modules'
+
+
+class ModuleSpec(NamedTuple):
+    """A test module of modules/ and what the build side expects of it."""
+    name: str
+    # The guest's loader must refuse it: build with modpost's errors as
+    # warnings, so that it reaches the loader at all.
+    refused_by_loader: bool
+    # Messages of which modpost must print one when it stops the module in
+    # a default build; empty: modpost has no reason to stop it.
+    modpost_messages: tuple[str, ...] = ()
+
+
+RESTRICTED = 'exported only for modules kvm'
+RESERVED = 'imports the reserved namespace module:kvm'
+
+MODULES = (
+    ModuleSpec('fpu_swap_intruder', True, (
+        'module fpu_swap_intruder uses symbol fpu_swap_kvm_fpstate '
+        + RESTRICTED,)),
+    ModuleSpec('anon_inode_intruder', True, (
+        'module anon_inode_intruder uses symbol anon_inode_make_secure_inode '
+        + RESTRICTED,)),
+    ModuleSpec('anon_inode_import_intruder', True, (
+        'module anon_inode_import_intruder uses symbol '
+        'anon_inode_make_secure_inode ' + RESTRICTED,
+        'module anon_inode_import_intruder ' + RESERVED)),
+    ModuleSpec('reserved_ns_import', True, (
+        'module reserved_ns_import ' + RESERVED,)),
+    ModuleSpec('tuxedo_io', True),
+    ModuleSpec('clevo_wmi', False),
+    ModuleSpec('dma_buf_import', False),
+    ModuleSpec('dma_buf_no_import', True, (
+        'module dma_buf_no_import uses symbol dma_buf_put from namespace '
+        'DMA_BUF, but does not import it.',)),
+)
+
+
+def module_dir(b: Build, name: str, default_modpost: bool = False) -> Path:
+    sub = f'modpost-{name}' if default_modpost else name
+    return b.build_dir / 'boot-test-modules' / sub
+
+
+def set_up(mdir: Path, source: Path, name: str) -> None:
+    """mdir builds source as module name (an unchanged source keeps its
+    timestamp, so make has nothing to do)."""
+    mdir.mkdir(parents=True, exist_ok=True)
+    dst = mdir / f'{name}.c'
+    if not dst.is_file() or dst.read_bytes() != source.read_bytes():
+        dst.write_bytes(source.read_bytes())
+    kbuild = mdir / 'Kbuild'
+    if not kbuild.is_file():
+        kbuild.write_text(f'obj-m := {name}.o\n')
+
+
+def build_module(b: Build, spec: ModuleSpec, default_modpost: bool
+                 ) -> subprocess.CompletedProcess[str]:
+    """make M= for one module.  A missing namespace import only becomes a
+    warning with modpost's -N, so CONFIG_MODULE_ALLOW_MISSING_NAMESPACE_
+    IMPORTS is set for modpost alone: the kernel's own config is not."""
+    mdir = module_dir(b, spec.name, default_modpost)
+    set_up(mdir, SOURCES / f'{spec.name}.c', spec.name)
+    args = []
+    if spec.refused_by_loader and not default_modpost:
+        args += ['KBUILD_MODPOST_WARN=1',
+                 'CONFIG_MODULE_ALLOW_MISSING_NAMESPACE_IMPORTS=y']
+    return b.module_make(mdir, *args, 'modules')
+
+
+def modpost_case(spec: ModuleSpec,
+                 proc: subprocess.CompletedProcess[str]) -> Case:
+    """Did a default build of spec stop in modpost with its message?"""
+    name = f'modpost_stops_{spec.name}'
+    found = [m for m in spec.modpost_messages if m in proc.stdout]
+    if proc.returncode != 0 and found:
+        return Case(name, Status.PASS)
+    why = ('the build succeeded' if proc.returncode == 0
+           else 'the build failed without the expected message')
+    diagnostics = [why] + [f'expected: {m}' for m in spec.modpost_messages]
+    diagnostics += [line for line in proc.stdout.splitlines()
+                    if line.startswith(('ERROR: modpost', 'WARNING: modpost'))]
+    return Case(name, Status.FAIL, diagnostics)
+
+
+def build_all(b: Build, log: Path) -> list[Case]:
+    """Every test module (for the guest), the default-modpost builds and
+    make nsdeps; the host-side cases."""
+    jobs: list[tuple[ModuleSpec, bool]] = [(s, False) for s in MODULES]
+    jobs += [(s, True) for s in MODULES if s.modpost_messages]
+    with ThreadPoolExecutor(max_workers=b.jobs) as pool:
+        procs = list(pool.map(lambda j: build_module(b, *j), jobs))
+    cases = []
+    with log.open('w') as f:
+        for (spec, default_modpost), proc in zip(jobs, procs):
+            how = ' (default modpost)' if default_modpost else ''
+            f.write(f'### {spec.name}{how}: exit {proc.returncode}\n'
+                    f'{proc.stdout}')
+            if not default_modpost and proc.returncode != 0:
+                # No stale .ko of an earlier run in the initramfs.
+                ko = module_dir(b, spec.name) / f'{spec.name}.ko'
+                ko.unlink(missing_ok=True)
+                b.say(f'modules: {spec.name} did not build, see {log}:\n'
+                      f'{tail(proc.stdout, 5)}')
+            if default_modpost:
+                cases.append(modpost_case(spec, proc))
+    cases.append(nsdeps_case(b, log.with_name('nsdeps.log')))
+    return cases
+
+
+def built(b: Build) -> list[tuple[str, Path]]:
+    """(name, .ko) of the test modules that were built, by name."""
+    found = []
+    for spec in sorted(MODULES):
+        ko = module_dir(b, spec.name) / f'{spec.name}.ko'
+        if ko.is_file():
+            found.append((spec.name, ko))
+    return found
+
+
+NSDEPS_SOURCE = SOURCES / 'nsdeps_kvm.c'
+NSDEPS_EXPECTED = ['MODULE_IMPORT_NS("DMA_BUF");']
+
+
+def imports_of(source: str) -> list[str]:
+    return [line.strip() for line in source.splitlines()
+            if line.strip().startswith('MODULE_IMPORT_NS(')]
+
+
+def nsdeps_case(b: Build, log: Path) -> Case:
+    """make nsdeps on a module named kvm that imports nothing, twice.
+
+    It must add the quoted DMA_BUF import (the generated series converts
+    scripts/nsdeps) and never one of "module:kvm"; the second run must
+    find nothing to add.  modpost's errors are warnings here (an M= build
+    may not use fpu_swap_kvm_fpstate even as kvm), else nsdeps stops.
+    """
+    name = 'nsdeps_adds_quoted_import_never_module_ns'
+    mdir = module_dir(b, 'nsdeps')
+    set_up(mdir, NSDEPS_SOURCE, 'kvm')
+    source = mdir / 'kvm.c'
+    log.write_text('')
+    for attempt in ('first', 'second'):
+        proc = b.module_make(mdir, 'KBUILD_MODPOST_WARN=1', 'nsdeps',
+                             log=log)
+        if proc.returncode != 0:
+            return Case(name, Status.FAIL, [
+                f'{attempt} make nsdeps: exit {proc.returncode} (see {log})',
+                *tail(proc.stdout, 5).splitlines()])
+        imports = imports_of(source.read_text())
+        if imports != NSDEPS_EXPECTED:
+            return Case(name, Status.FAIL, [
+                f'after the {attempt} make nsdeps the imports are '
+                f'{imports or "none"}, expected {NSDEPS_EXPECTED}'])
+        added = [line for line in proc.stdout.splitlines()
+                 if line.startswith('Adding namespace')]
+        if attempt == 'second' and added:
+            return Case(name, Status.FAIL, [
+                'the second make nsdeps still found imports missing '
+                f'(see {log}):', *added])
+    return Case(name, Status.PASS)

@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The build side of the boot test: configuration checks, the KUnit suites
+read from a tree, the test modules, the initramfs list, the command line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import boot_config
+import boot_initramfs
+import boot_kernel
+import boot_modules
+import run
+
+FRAGMENT = """\
+# comment
+CONFIG_KVM=m
+CONFIG_KUNIT=y
+# CONFIG_MODULE_SIG is not set
+CONFIG_MODULE_EXPORT_FOR_KUNIT_TEST=y
+"""
+
+
+def test_parse_config_reads_values_and_unset() -> None:
+    assert boot_config.parse_config(FRAGMENT) == {
+        'CONFIG_KVM': 'm',
+        'CONFIG_KUNIT': 'y',
+        'CONFIG_MODULE_SIG': 'n',
+        'CONFIG_MODULE_EXPORT_FOR_KUNIT_TEST': 'y',
+    }
+
+
+def test_missing_options_names_each_dropped_option() -> None:
+    # As on a pristine tree: olddefconfig dropped the unknown KUnit option.
+    config = ('CONFIG_KVM=m\nCONFIG_KUNIT=y\n'
+              '# CONFIG_MODULE_SIG is not set\n')
+    assert boot_config.missing_options(FRAGMENT, config) == [
+        'CONFIG_MODULE_EXPORT_FOR_KUNIT_TEST=y requested, not set in .config']
+
+
+def test_missing_options_value_changed() -> None:
+    config = ('CONFIG_KVM=y\nCONFIG_KUNIT=y\nCONFIG_MODULE_SIG=y\n'
+              'CONFIG_MODULE_EXPORT_FOR_KUNIT_TEST=y\n')
+    assert boot_config.missing_options(FRAGMENT, config) == [
+        'CONFIG_KVM=m requested, y in .config',
+        'CONFIG_MODULE_SIG=n requested, y in .config']
+
+
+def test_missing_options_none_when_all_survived() -> None:
+    assert boot_config.missing_options(FRAGMENT, FRAGMENT) == []
+
+
+def test_fragment_is_valid() -> None:
+    options = boot_config.parse_config(boot_config.FRAGMENT.read_text())
+    assert options['CONFIG_KVM'] == 'm'
+    assert options['CONFIG_MODULE_EXPORT_FOR_KUNIT_TEST'] == 'y'
+    assert options['CONFIG_MODULE_ALLOW_MISSING_NAMESPACE_IMPORTS'] == 'n'
+
+
+def test_kunit_suites_are_read_from_the_tree(tmp_path: Path) -> None:
+    (tmp_path / 'kernel/module').mkdir(parents=True)
+    (tmp_path / 'kernel/module/Makefile').write_text(
+        'obj-y += main.o\n'
+        'obj-$(CONFIG_MODULE_EXPORT_FOR_KUNIT_TEST) += export_for_kunit.o\n')
+    (tmp_path / 'kernel/module/export_for_kunit.c').write_text(
+        'static struct kunit_suite renamed_suite = {\n'
+        '\t.name = "module_export_for_renamed",\n'
+        '\t.test_cases = cases,\n};\n')
+    fragment = tmp_path / 'fragment'
+    fragment.write_text(FRAGMENT + 'CONFIG_OTHER_KUNIT_TEST=m\n')
+    assert boot_config.kunit_suites(tmp_path, fragment) == [
+        'module_export_for_renamed']
+
+
+def test_no_suite_when_the_tree_lacks_the_test(tmp_path: Path) -> None:
+    fragment = tmp_path / 'fragment'
+    fragment.write_text(FRAGMENT)
+    assert boot_config.kunit_suites(tmp_path, fragment) == []
+
+
+def test_make_args_carry_wrapper_and_jobs(tmp_path: Path) -> None:
+    b = boot_kernel.Build(tmp_path / 'src', tmp_path / 'build', 8,
+                          'ccache distcc')
+    assert b.make_args('bzImage') == [
+        'make', '-C', str(tmp_path / 'src'), f'O={tmp_path / "build"}',
+        'CC=ccache distcc gcc', '-j8', 'bzImage']
+    assert boot_kernel.Build(tmp_path, tmp_path).cc == 'gcc'
+
+
+def test_every_module_has_a_source() -> None:
+    for spec in boot_modules.MODULES:
+        assert (boot_modules.SOURCES / f'{spec.name}.c').is_file()
+
+
+def test_every_guest_case_is_a_function_of_init() -> None:
+    init = boot_initramfs.INIT.read_text()
+    functions = set(re.findall(r'^(\w+)\(\) \{', init, re.M))
+    cases = boot_initramfs.guest_cases()
+    assert len(cases) == len(set(cases)) > 0
+    assert set(cases) <= functions
+    for spec in boot_modules.MODULES:
+        assert any(case.startswith(spec.name) for case in cases), spec.name
+
+
+def test_initramfs_list_adds_built_modules_only(tmp_path: Path) -> None:
+    b = boot_kernel.Build(tmp_path, tmp_path)
+    ko = boot_modules.module_dir(b, 'clevo_wmi') / 'clevo_wmi.ko'
+    ko.parent.mkdir(parents=True)
+    ko.write_bytes(b'')
+    text = boot_initramfs.list_file(boot_modules.built(b))
+    assert text.startswith(boot_initramfs.LIST.read_text())
+    assert text.endswith(f'file /modules/clevo_wmi.ko {ko} 0644 0 0\n')
+    assert '/modules/tuxedo_io.ko' not in text
+    assert 'file /guest-cases ${GUEST_CASES}' in text
+
+
+def test_nsdeps_source_imports_nothing_and_imports_of() -> None:
+    assert boot_modules.imports_of(
+        boot_modules.NSDEPS_SOURCE.read_text()) == []
+    text = ('#include <linux/module.h>\n'
+            'MODULE_IMPORT_NS("DMA_BUF");\n'
+            '\tMODULE_IMPORT_NS("module:kvm");\n'
+            '/* MODULE_IMPORT_NS(X) in a comment */\n')
+    assert boot_modules.imports_of(text) == [
+        'MODULE_IMPORT_NS("DMA_BUF");', 'MODULE_IMPORT_NS("module:kvm");']
+
+
+def test_parser_defaults_and_required_ksrc(tmp_path: Path) -> None:
+    args = run.setup_parser().parse_args(['--ksrc', str(tmp_path)])
+    assert args.ksrc == tmp_path
+    assert args.step == 'run'
+    assert args.accel == 'auto'
+    assert args.cc_wrapper == 'auto'
+    assert args.out.parts[-2:] == ('out', 'boot-test')
+    assert run.setup_parser().parse_args(
+        ['boot', '--ksrc', 'k']).step == 'boot'
+    with pytest.raises(SystemExit):
+        run.setup_parser().parse_args([])
+
+
+def test_a_missing_wrapper_is_one_line_error(tmp_path: Path) -> None:
+    assert run.main(['config', '--ksrc', str(tmp_path),
+                     '--cc-wrapper', 'no-such-wrapper']) == 1
