@@ -168,16 +168,26 @@ def run_generate(args: argparse.Namespace) -> int:
 
 
 def run_apply(args: argparse.Namespace) -> int:
-    """git am OUT/series onto a fresh work tree of the pristine baseline."""
+    """git am OUT/series onto the pristine baseline, then check the result
+    out in DEST.
+
+    git am runs in WORKDIR/am, reset to the baseline each time; DEST is
+    then moved to the resulting commit, which rewrites only the files that
+    differ from what DEST had: a kernel built from DEST stays up to date
+    when the series did not change."""
     ksrc = tree.check_tree(Path(args.ksrc))
     workdir = Path(args.workdir).resolve()
     patches = series.patch_files(Path(args.series))
     _, commit, _ = tree.snapshot(ksrc, workdir)
     dest = Path(args.dest).resolve()
-    repo = tree.attach_worktree(workdir / "baseline.git", commit, dest)
+    am = tree.attach_worktree(workdir / "baseline.git", commit,
+                              workdir / "am")
     for p in patches:
-        series.apply_patch(repo, p)
-    log(f"apply: {len(patches)} patches applied with git am in {dest}")
+        series.apply_patch(am, p)
+    head = am.git("rev-parse", "HEAD").strip()
+    tree.attach_worktree(workdir / "baseline.git", head, dest)
+    log(f"apply: {len(patches)} patches applied with git am in "
+        f"{workdir / 'am'}; {dest} checked out at {head[:12]}")
     print(dest)
     return 0
 
@@ -252,8 +262,8 @@ def setup_parser() -> argparse.ArgumentParser:
                      help="the order file (default: %(default)s)")
     gen.add_argument("--dry-run", action="store_true",
                      help="print the commands instead of running them")
-    app = sub.add_parser("apply", help="git am a series onto a fresh work "
-                         "tree of the pristine baseline")
+    app = sub.add_parser("apply", help="git am a series onto the pristine "
+                         "baseline and check the result out in DEST")
     app.add_argument("--ksrc", required=True, help="pristine kernel tree")
     app.add_argument("--workdir", default=str(DEFAULT_WORKDIR))
     app.add_argument("--series", default=str(PROJECT / "out" / "series"))

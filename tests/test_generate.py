@@ -96,6 +96,22 @@ def test_series_applies_and_is_idempotent(env: dict[str, Path],
                           str(env["work"]), "--tree", str(dest)]) == 0
 
 
+def test_applying_again_leaves_the_files_alone(env: dict[str, Path]) -> None:
+    """A second apply of the same series rewrites nothing in DEST, so that
+    a kernel built from it stays up to date."""
+    assert gen(env) == 0
+    dest = env["tmp"] / "applied"
+    args = ["apply", "--ksrc", str(env["ksrc"]), "--workdir",
+            str(env["work"]), "--series", str(env["out"] / "series"),
+            "--dest", str(dest)]
+    assert generate.main(args) == 0
+    changed, unchanged = dest / "drivers/foo/foo.c", dest / "Makefile"
+    old = (changed.stat().st_mtime_ns, unchanged.stat().st_mtime_ns)
+    assert generate.main(args) == 0
+    assert (changed.stat().st_mtime_ns, unchanged.stat().st_mtime_ns) == old
+    assert 'EXPORT_SYMBOL_NS_GPL(foo, "FOO");' in changed.read_text()
+
+
 def test_converted_tree_has_nothing_to_do(env: dict[str, Path],
                                           capsys: pytest.CaptureFixture[str]) -> None:
     assert gen(env) == 0
