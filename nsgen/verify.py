@@ -114,12 +114,13 @@ def patch_subject(patch: Path) -> str:
 def apply_series(ksrc: KernelTree, workdir: Path, series_dir: Path,
                  subject: str) -> Repo:
     """The series of series_dir applied with git am up to the patch with
-    subject, in WORKDIR/verify/series (fixed dates: the same series gives
-    the same commits, so the before/after trees keep their build outputs)."""
+    subject, in WORKDIR/am, the work tree where generate.py apply runs git
+    am too (fixed dates: the same series gives the same commits, so the
+    before/after trees keep their build outputs)."""
     patches = patch_files(series_dir)
     _, base, _ = snapshot(ksrc, workdir)
     repo = attach_worktree(workdir / "baseline.git",
-                           base, workdir / "verify" / "series")
+                           base, workdir / "am")
     for p in patches:
         apply_patch(repo, p)
         if patch_subject(p) == subject:
