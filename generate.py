@@ -223,7 +223,8 @@ def run_verify(args: argparse.Namespace) -> int:
     make = verify.Make(args.jobs, wrapper)
     log(f"verify: {out / 'series'}, {verify.ARCH} {verify.CONFIG} in "
         f"{workdir}/verify, make -j{args.jobs} CC='{kbuild.cc(wrapper)}'")
-    o = verify.verify(ksrc, workdir, out, make, args.limit, log)
+    o = verify.verify(ksrc, workdir, out, make, args.limit, log,
+                      args.recompute)
     for f in o.of(verify.Verdict.DIFFERENT):
         print(f"  different: {f.path} (out/verify/diffs/{f.path}.diff)")
     for f in o.of(verify.Verdict.FAILED):
@@ -289,6 +290,9 @@ def setup_parser() -> argparse.ArgumentParser:
                      help="compiler wrapper: ccache, distcc, icecc, "
                      "'ccache distcc', '' for none (default: %(default)s: "
                      "ccache if installed)")
+    ver.add_argument("--recompute", action="store_true",
+                     help="preprocess again even when a passing result "
+                     "for the same inputs is recorded")
     ver.add_argument("--limit", type=int, default=None,
                      help="only N of the files, spread over the list "
                      "(for a quick look; not quoted by the cover letter)")

@@ -272,3 +272,29 @@ def test_external_module_dir(tmp_path: Path) -> None:
         == tmp_path / "tools/testing/cxl/a.i"
     assert verify.output(tmp_path, tmp_path / "b", "drivers/a.c") \
         == tmp_path / "b/drivers/a.i"
+
+
+def test_verify_inputs_key_covers_trees_message_compiler_allow(
+        tmp_path: Path) -> None:
+    from nsgen.run import run
+    from nsgen.tree import GIT_ENV, Repo
+    run(["git", "init", "-q", str(tmp_path)], env=GIT_ENV)
+    repo = Repo(tmp_path / ".git", tmp_path)
+    (tmp_path / "a.c").write_text("int a;\n")
+    repo.git("add", "a.c")
+    repo.git("commit", "-q", "-m", "base")
+    (tmp_path / "a.c").write_text("int b;\n")
+    repo.git("commit", "-q", "-a", "-m", "change")
+    head, parent = repo.git("rev-parse", "HEAD", "HEAD^").split()
+    key = verify.inputs_key(repo, head, parent, "gcc 12", {})
+    assert key == verify.inputs_key(repo, head, parent, "gcc 12", {})
+    assert key != verify.inputs_key(repo, head, parent, "gcc 13", {})
+    assert key != verify.inputs_key(repo, head, parent, "gcc 12",
+                                    {"a.c": "why"})
+    repo.git("commit", "-q", "--amend", "-m", "change, said otherwise")
+    amended = repo.git("rev-parse", "HEAD").strip()
+    assert key != verify.inputs_key(repo, amended, parent, "gcc 12", {})
+    (tmp_path / "a.c").write_text("int c;\n")
+    repo.git("commit", "-q", "-a", "--amend", "-m", "change")
+    other = repo.git("rev-parse", "HEAD").strip()
+    assert key != verify.inputs_key(repo, other, parent, "gcc 12", {})
