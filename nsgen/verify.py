@@ -1,13 +1,15 @@
 """Equivalence proof of the ns-string commit: every C file it touches
 preprocesses to the same tokens before and after it.
 
-Two git work trees of the baseline repository (the commit's parent and the
-commit) are kept under WORKDIR/verify, each with its own out-of-tree build
-directory configured with x86_64 allmodconfig and 'make prepare'd once per
-source revision.  One make invocation per side preprocesses every file
-(make -k O=BUILD a.i b.i ...); kbuild only redoes a .i whose inputs changed,
-so a second run is cheap.  The outputs are compared with the line markers
-(# N "file") dropped and all whitespace collapsed.
+One git work tree of the baseline repository (WORKDIR/verify/src) and one
+out-of-tree build directory configured with x86_64 allmodconfig serve both
+sides: checked out at the commit's parent, 'make prepare'd, every file
+preprocessed in one make invocation (make -k O=BUILD a.i b.i ...) and the
+outputs set aside; then checked out at the commit (which rewrites only the
+files the commit changes), prepared again (kbuild redoes only what those
+files feed) and preprocessed again.  The outputs are compared with the line
+markers (# N "file") dropped and all whitespace collapsed.  A passing result
+is recorded with a hash of its inputs and reused while they stay the same.
 
 A difference fails unless cocci/equivalence.allow lists the file with a
 reason and the commit message mentions it.  The figures go to OUT/verify/
@@ -23,6 +25,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from enum import Enum
@@ -260,6 +263,19 @@ def show_difference(a: Path, b: Path, limit: int = 40) -> str:
     return "\n".join(diff[:limit] + more)
 
 
+def set_aside(src: Path, build: Path, files: list[str], dest: Path) -> None:
+    """Move the .i of files from the build (or an external module's source
+    directory) to dest/<same path>, out of the way of the other side."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    for f in files:
+        made = output(src, build, f)
+        if made.is_file():
+            target = dest / (f[:-2] + ".i")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.replace(target)
+
+
 def pick(files: list[str], limit: int | None) -> list[str]:
     """All files, or limit of them spread evenly over the sorted list."""
     if not limit or limit >= len(files):
@@ -318,12 +334,12 @@ def verify(ksrc: KernelTree, workdir: Path, out: Path, make: Make,
                       inputs=key)
     base = workdir / "verify"
     sides = {"before": parent, "after": commit}
+    build, saved = base / "build", base / "before-out"
     logs: dict[str, str] = {}
     for side, rev in sides.items():
         t = time.monotonic()
-        src = attach_worktree(git_dir, rev, base / side).work_tree
+        src = attach_worktree(git_dir, rev, base / "src").work_tree
         assert src is not None
-        build = base / f"build-{side}"
         did = prepare(make, src, build, rev)
         outcome.seconds[f"prepare {side}"] = round(time.monotonic() - t, 1)
         what = f"configured ({CONFIG}) and prepared" if did \
@@ -334,10 +350,14 @@ def verify(ksrc: KernelTree, workdir: Path, out: Path, make: Make,
         outcome.seconds[f"preprocess {side}"] = round(time.monotonic() - t, 1)
         log(f"  {side}: {len(files)} files preprocessed: "
             f"{time.monotonic() - t:.1f} s")
+        if side == "before":
+            set_aside(src, build, files, saved)
+            # the log then names the outputs where they now are
+            logs[side] = logs[side].replace(f"{src}/", f"{saved}/")
     t = time.monotonic()
     digests = Digests(base / "digests.json")
-    diffs = compare(outcome, files, {s: (base / s, base / f"build-{s}")
-                                     for s in sides},
+    diffs = compare(outcome, files, {"before": (saved, saved),
+                                     "after": (src, build)},
                     logs, allow, message, digests)
     digests.save()
     outcome.seconds["compare"] = round(time.monotonic() - t, 1)

@@ -298,3 +298,20 @@ def test_verify_inputs_key_covers_trees_message_compiler_allow(
     repo.git("commit", "-q", "-a", "--amend", "-m", "change")
     other = repo.git("rev-parse", "HEAD").strip()
     assert key != verify.inputs_key(repo, other, parent, "gcc 12", {})
+
+
+def test_set_aside_moves_outputs_where_compare_finds_them(
+        tmp_path: Path) -> None:
+    src, build, dest = tmp_path / "src", tmp_path / "build", tmp_path / "kept"
+    (src / "tools/testing/cxl").mkdir(parents=True)
+    (src / "tools/testing/cxl/Kbuild").write_text("obj-m += a.o\n")
+    (src / "tools/testing/cxl/a.i").write_text("int a;\n")
+    (build / "drivers").mkdir(parents=True)
+    (build / "drivers/b.i").write_text("int b;\n")
+    files = ["tools/testing/cxl/a.c", "drivers/b.c", "drivers/failed.c"]
+    verify.set_aside(src, build, files, dest)
+    assert not (build / "drivers/b.i").exists()
+    assert verify.output(dest, dest, "drivers/b.c").read_text() == "int b;\n"
+    assert verify.output(dest, dest, "tools/testing/cxl/a.c").read_text() \
+        == "int a;\n"
+    assert not verify.output(dest, dest, "drivers/failed.c").exists()
