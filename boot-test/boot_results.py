@@ -187,8 +187,17 @@ def complete_guest(parser: ModuleType, document: list[str],
     """The guest's KTAP with a "not ok" for every expected case it gave no
     verdict for (a guest that died mid-run), so that a missing verdict
     counts as a failure and the document stays well-formed."""
-    if not any(TOP_PLAN.match(line) for line in document):
+    plans = [n for n, line in enumerate(document) if TOP_PLAN.match(line)]
+    if not plans:
         document = ['KTAP version 1', f'1..{len(expected)}']
+    elif document[plans[0]] != f'1..{len(expected)}':
+        # A guest running other cases than the host's list (a stale image):
+        # the host's count stands, so a missing verdict still fails.
+        document = list(document)
+        document[plans[0]:plans[0] + 1] = [
+            f'1..{len(expected)}',
+            f'# the guest planned {document[plans[0]][3:]} cases, the host '
+            f'expects {len(expected)}']
     done = parse(parser, document).results
     for number in range(done + 1, len(expected) + 1):
         document += diagnostic_lines([f'no verdict: {why}', *log_tail])

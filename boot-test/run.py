@@ -125,7 +125,8 @@ def step_results(c: Context, error: Optional[str] = None) -> int:
              .splitlines() if guest_path.is_file() else [])
     boot = boot_cases(c, serial, kunit)
     why = ('the guest stopped before this case'
-           if boot[0].status is Status.PASS else '; '.join(boot[0].diagnostics))
+           if boot[0].status is Status.PASS
+           else '; '.join(boot[0].diagnostics))
     guest = boot_results.complete_guest(
         parser, guest, boot_initramfs.guest_cases(), why,
         [f'serial.log: {line}' for line in tail(serial, 10).splitlines()])

@@ -84,6 +84,18 @@ def test_a_guest_that_died_fails_every_case_it_did_not_reach(
     assert results.summary() == '1 passed, 2 failed'
 
 
+def test_the_host_count_stands_against_the_guest_plan(
+        kunit_parser: ModuleType) -> None:
+    guest = boot_results.complete_guest(
+        kunit_parser,
+        ['KTAP version 1', '1..1', 'ok 1 kvm_loads_with_irqbypass'],
+        CASES, 'stopped', [])
+    assert guest[1:3] == ['1..3', '# the guest planned 1 cases, the host '
+                          'expects 3']
+    p = boot_results.assemble(kunit_parser, [('guest', guest)]).parsed
+    assert (p.passed, p.failed, p.errors) == (1, 2, 0)
+
+
 def test_a_guest_without_ktap_fails_every_case(
         kunit_parser: ModuleType) -> None:
     guest = boot_results.complete_guest(kunit_parser, [], CASES, 'no boot',

@@ -22,7 +22,8 @@ def resolve_wrapper(choice: str) -> tuple[str, str]:
     if choice == AUTO:
         if shutil.which("ccache"):
             return "ccache", ""
-        return "", "ccache is not installed: building without a compiler wrapper"
+        return "", ("ccache is not installed: building without a "
+                    "compiler wrapper")
     for word in choice.split():
         if not shutil.which(word):
             package = PACKAGES.get(word, word)

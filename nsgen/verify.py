@@ -298,7 +298,8 @@ def inputs_key(work: Repo, commit: str, parent: str, compiler: str,
     message (allowed differences must be named there), the compiler, the
     configuration, this comparison code and the allow list."""
     h = hashlib.sha256()
-    for part in (work.git("rev-parse", f"{parent}^{{tree}}", f"{commit}^{{tree}}"),
+    trees = work.git("rev-parse", f"{parent}^{{tree}}", f"{commit}^{{tree}}")
+    for part in (trees,
                  work.git("log", "-1", "--format=%B", commit), compiler, ARCH,
                  CONFIG, Path(__file__).read_text(),
                  json.dumps(allow, sort_keys=True)):
