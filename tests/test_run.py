@@ -98,3 +98,17 @@ def test_background_runs_for_the_block_and_is_killed(tmp_path: Path) -> None:
     with pytest.raises(ToolError, match="exited early"):
         with background(["true"], log=log) as p:
             p.wait()
+
+
+def test_ccache_runs_in_depend_mode_with_a_shared_base(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nsgen import kbuild
+    monkeypatch.delenv("CCACHE_DEPEND", raising=False)
+    monkeypatch.delenv("CCACHE_BASEDIR", raising=False)
+    env = kbuild.wrapper_env("ccache", tmp_path / "src", tmp_path / "build")
+    assert env == {"CCACHE_BASEDIR": str(tmp_path), "CCACHE_DEPEND": "1"}
+    assert kbuild.wrapper_env("distcc", tmp_path, tmp_path) == {}
+    monkeypatch.setenv("CCACHE_DEPEND", "0")
+    assert "CCACHE_DEPEND" not in kbuild.wrapper_env("ccache distcc",
+                                                     tmp_path, tmp_path)
+    assert kbuild.cc("ccache distcc") == "ccache distcc gcc"
