@@ -58,10 +58,14 @@ class Build:
     def module_make(self, mdir: Path, *args: str,
                     log: Optional[Path] = None
                     ) -> subprocess.CompletedProcess[str]:
-        """make M=mdir against this build; a failure is returned."""
-        return run(['make', '-C', str(self.build_dir), f'M={mdir}',
+        """make M=mdir against this build; a failure is returned, with
+        stderr (where modpost's messages go) after stdout in its stdout."""
+        proc = run(['make', '-C', str(self.build_dir), f'M={mdir}',
                     f'CC={self.cc}', *args], env=self.env, log=log,
                    timeout=MAKE_TIMEOUT, check=False)
+        proc.stdout += proc.stderr or ''
+        proc.stderr = ''
+        return proc
 
 
 def check_tree(b: Build) -> str:
