@@ -31,6 +31,8 @@ INDENT = '    '
 TOP_RESULT = re.compile(r'^(ok|not ok) \d+')
 TOP_PLAN = re.compile(r'^1\.\.(\d+)')
 NAME_UNSAFE = re.compile(r'[#\s]+')
+KTAP_LINE = re.compile(r'^\s*(?:K?TAP version \d+$|1\.\.\d+|# |#$|ok '
+                       r'|not ok )')
 
 
 class Status(enum.Enum):
@@ -115,6 +117,10 @@ def parse(parser: ModuleType, lines: Iterable[str]) -> Parsed:
             test = parser.parse_run_tests(list(lines), printer)
         else:
             test = parser.parse_run_tests(list(lines))
+    except ValueError as e:
+        # kunit_parser stops on some malformed input (LineStream past EOF)
+        return Parsed('FAILURE_TO_PARSE_TESTS', 0, 0, 0, 0, 1,
+                      f'{buffer.getvalue()}kunit_parser: {e}\n', 0)
     finally:
         if saved is not None:
             parser.stdout = saved
@@ -128,7 +134,10 @@ def kunit_document(parser: ModuleType, serial: str) -> list[str]:
     """KUnit's KTAP from the serial log, printk prefixes removed by
     kunit_parser, cut after the last top-level verdict (the guest's own
     kernel messages follow it)."""
-    lines = list(parser.extract_tap_lines(serial.splitlines()))
+    # Other kernel messages can land in the middle of KUnit's (a driver
+    # probing while the suites run): only KTAP-shaped lines are kept.
+    lines = [line for line in parser.extract_tap_lines(serial.splitlines())
+             if KTAP_LINE.match(line)]
     plan: Optional[int] = None
     seen = 0
     for n, line in enumerate(lines):

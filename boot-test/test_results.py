@@ -176,3 +176,21 @@ def test_saved_cases_round_trip(tmp_path: Path) -> None:
     boot_results.save_cases(tmp_path / 'c.json', cases)
     assert boot_results.load_cases(tmp_path / 'c.json') == cases
     assert boot_results.load_cases(tmp_path / 'none.json') == []
+
+
+def test_kernel_messages_inside_kunit_output_are_left_out(
+        kunit_parser: ModuleType) -> None:
+    """A real log: cfg80211's messages landed between KUnit's lines."""
+    doc = boot_results.kunit_document(
+        kunit_parser, (DATA / 'serial_interleaved.log').read_text())
+    assert not any('regulatory' in line for line in doc)
+    p = boot_results.assemble(kunit_parser, [('kunit', doc)]).parsed
+    assert (p.passed, p.failed, p.errors) == (46, 0, 0)
+
+
+def test_input_the_parser_chokes_on_is_an_error(
+        kunit_parser: ModuleType) -> None:
+    p = boot_results.parse(kunit_parser, [
+        'KTAP version 1', '1..1', '    KTAP version 1', 'junk',
+        '    # Subtest: s', '    1..1', '    ok 1 t', 'ok 1 s'])
+    assert p.errors >= 1 and not p.ok
