@@ -292,16 +292,15 @@ def pick(files: list[str], limit: int | None) -> list[str]:
     return [files[int(i * step)] for i in range(limit)]
 
 
-def inputs_key(work: Repo, commit: str, parent: str, compiler: str,
-               allow: dict[str, str]) -> str:
+def inputs_key(work: Repo, commit: str, parent: str, message: str,
+               compiler: str, allow: dict[str, str]) -> str:
     """A hash of everything a verdict depends on: both trees, the commit
     message (allowed differences must be named there), the compiler, the
     configuration, this comparison code and the allow list."""
     h = hashlib.sha256()
     trees = work.git("rev-parse", f"{parent}^{{tree}}", f"{commit}^{{tree}}")
-    for part in (trees,
-                 work.git("log", "-1", "--format=%B", commit), compiler, ARCH,
-                 CONFIG, Path(__file__).read_text(),
+    for part in (trees, message, compiler, ARCH, CONFIG,
+                 Path(__file__).read_text(),
                  json.dumps(allow, sort_keys=True)):
         h.update(part.encode() + b"\0")
     return h.hexdigest()
@@ -329,7 +328,7 @@ def verify(ksrc: KernelTree, workdir: Path, out: Path, make: Make,
     files = pick(touched, limit)
     compiler = run(["gcc", "--version"]).stdout.splitlines()[0]
     allow = convert.read_allow()
-    key = inputs_key(work, commit, parent, compiler, allow)
+    key = inputs_key(work, commit, parent, message, compiler, allow)
     old = recorded(workdir, tree)
     if limit is None and not recompute and old is not None \
             and old.inputs == key and old.passed and old.complete:

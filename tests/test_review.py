@@ -286,18 +286,20 @@ def test_verify_inputs_key_covers_trees_message_compiler_allow(
     (tmp_path / "a.c").write_text("int b;\n")
     repo.git("commit", "-q", "-a", "-m", "change")
     head, parent = repo.git("rev-parse", "HEAD", "HEAD^").split()
-    key = verify.inputs_key(repo, head, parent, "gcc 12", {})
-    assert key == verify.inputs_key(repo, head, parent, "gcc 12", {})
-    assert key != verify.inputs_key(repo, head, parent, "gcc 13", {})
-    assert key != verify.inputs_key(repo, head, parent, "gcc 12",
+    key = verify.inputs_key(repo, head, parent, "change", "gcc 12", {})
+    assert key == verify.inputs_key(repo, head, parent, "change", "gcc 12",
+                                    {})
+    assert key != verify.inputs_key(repo, head, parent, "change", "gcc 13",
+                                    {})
+    assert key != verify.inputs_key(repo, head, parent, "change", "gcc 12",
                                     {"a.c": "why"})
-    repo.git("commit", "-q", "--amend", "-m", "change, said otherwise")
-    amended = repo.git("rev-parse", "HEAD").strip()
-    assert key != verify.inputs_key(repo, amended, parent, "gcc 12", {})
+    assert key != verify.inputs_key(repo, head, parent, "said otherwise",
+                                    "gcc 12", {})
     (tmp_path / "a.c").write_text("int c;\n")
     repo.git("commit", "-q", "-a", "--amend", "-m", "change")
     other = repo.git("rev-parse", "HEAD").strip()
-    assert key != verify.inputs_key(repo, other, parent, "gcc 12", {})
+    assert key != verify.inputs_key(repo, other, parent, "change", "gcc 12",
+                                    {})
 
 
 def test_set_aside_moves_outputs_where_compare_finds_them(
