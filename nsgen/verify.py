@@ -271,6 +271,20 @@ def show_difference(a: Path, b: Path, limit: int = 40) -> str:
     return "\n".join(diff[:limit] + more)
 
 
+# What verify kept before one work tree served both sides: two work trees,
+# two build directories (about 6 GB) and the git am tree, now WORKDIR/am.
+OLD_LAYOUT = ("before", "after", "build-before", "build-after", "series")
+
+
+def drop_old_layout(base: Path, log: Callable[[str], None]) -> None:
+    """Remove what an older verify left in WORKDIR/verify (the work trees
+    are then pruned from the baseline repository by the next checkout)."""
+    for name in OLD_LAYOUT:
+        if (base / name).is_dir():
+            log(f"  removing {base / name}, left by an older verify")
+            shutil.rmtree(base / name)
+
+
 def set_aside(src: Path, build: Path, files: list[str], dest: Path) -> None:
     """Move the .i of files from the build (or an external module's source
     directory) to dest/<same path>, out of the way of the other side."""
@@ -341,6 +355,7 @@ def verify(ksrc: KernelTree, workdir: Path, out: Path, make: Make,
     outcome = Outcome(commit, parent, tree, compiler, total=len(touched),
                       inputs=key)
     base = workdir / "verify"
+    drop_old_layout(base, log)
     sides = {"before": parent, "after": commit}
     build, saved = base / "build", base / "before-out"
     logs: dict[str, str] = {}

@@ -317,3 +317,12 @@ def test_set_aside_moves_outputs_where_compare_finds_them(
     assert verify.output(dest, dest, "tools/testing/cxl/a.c").read_text() \
         == "int a;\n"
     assert not verify.output(dest, dest, "drivers/failed.c").exists()
+
+
+def test_verify_drops_the_old_layout(tmp_path: Path) -> None:
+    for name in ("before", "build-after", "src", "results"):
+        (tmp_path / name).mkdir()
+    said: list[str] = []
+    verify.drop_old_layout(tmp_path, said.append)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "src"]
+    assert len(said) == 2
