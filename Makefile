@@ -7,21 +7,36 @@ PYTHON ?= /usr/bin/python3
 ifeq ($(origin WORKDIR),undefined)
 WORKDIR := $(shell $(PYTHON) generate.py workdir)
 endif
-KSRC ?= $(WORKDIR)/src/linux-source-6.12
+# The kernel: linux-source-$(KVER) from Debian (6.1, 6.12, 7.2, 7.3, ...;
+# 'N.x' = the newest N.* Debian serves), unpacked in WORKDIR/src; or any
+# tree given as KSRC (then KVER is not used).
+KVER ?= 6.12
+ifneq ($(findstring x,$(KVER)),)
+override KVER := $(shell ./setup.sh resolve "$(KVER)" "$(WORKDIR)/src")
+endif
+DEFAULT_KSRC := $(WORKDIR)/src/linux-source-$(KVER)
+KSRC ?= $(DEFAULT_KSRC)
 OUT ?= out
 JOBS ?= $(shell nproc)
 # Compiler wrapper of the kernel builds (boot test, verify, bisect-check):
 # auto = ccache if installed; or ccache, distcc, icecc, "ccache distcc";
 # empty for none.
 CC_WRAPPER ?= auto
-BASE_DESC ?= $(shell dpkg-query -W -f='linux-source-6.12 $${Version}' linux-source-6.12 2>/dev/null)
+# How the cover letter names the base; empty: the Debian package the tree
+# was unpacked from, else make kernelversion.
+BASE_DESC ?=
 
-DEFAULT_KSRC := $(WORKDIR)/src/linux-source-6.12
+# The kernels 'make check' regenerates the series on besides KVER.
+CHECK_KERNELS ?= 6.1,7.x
+OTHER_ARGS = --other-kernels "$(CHECK_KERNELS)" --src-dir "$(WORKDIR)/src"
+
 GEN := $(PYTHON) generate.py
-GEN_ARGS := --ksrc "$(KSRC)" --workdir "$(WORKDIR)"
+# One work directory per tree: baseline, work trees, caches, builds.
+TREE_WORKDIR := $(WORKDIR)/$(notdir $(KSRC))
+GEN_ARGS := --ksrc "$(KSRC)" --workdir "$(TREE_WORKDIR)"
 KBUILD_ARGS := --jobs $(JOBS) --cc-wrapper "$(CC_WRAPPER)"
 
-.PHONY: all series deps ksrc check test boot-test bisect-check bench checkpatch verify help clean
+.PHONY: all series deps ksrc check check-kernels test boot-test bisect-check bench checkpatch verify help clean
 
 all: series
 
@@ -31,6 +46,10 @@ help:
 	@echo '  make check       every test: unit tests, fixtures, the series on'
 	@echo '                   the real tree (applies, complete, idempotent,'
 	@echo '                   reproducible, checkpatch) and the QEMU boot test'
+	@echo '                   and the same series checks on CHECK_KERNELS'
+	@echo '  make check-kernels  only the series checks on CHECK_KERNELS:'
+	@echo '                   generated, applies, complete, idempotent,'
+	@echo '                   reproducible, loader and modpost compile'
 	@echo '  make test        the fast tests only (no kernel tree needed)'
 	@echo '  make boot-test   build the patched kernel and boot it in QEMU'
 	@echo '  make verify      preprocess every C file the conversion touches,'
@@ -44,8 +63,14 @@ help:
 	@echo '  make deps        install missing Debian packages'
 	@echo '  make clean       remove $$(OUT)'
 	@echo 'Variables:'
+	@echo '  KVER=$(KVER)'
+	@echo '            Debian kernel: linux-source-KVER (6.1, 6.12, 7.3, ...;'
+	@echo '            7.x = the newest 7.* Debian serves), installed or fetched'
+	@echo '            from newer suites with a private apt configuration'
+	@echo '  CHECK_KERNELS=$(CHECK_KERNELS)'
+	@echo '            other kernels of make check (KVERs, comma-separated)'
 	@echo '  KSRC=$(KSRC)'
-	@echo '            kernel tree, only read (default: linux-source-6.12 unpacked in WORKDIR)'
+	@echo '            kernel tree, only read (default: linux-source-KVER unpacked in WORKDIR)'
 	@echo '  WORKDIR=$(WORKDIR)'
 	@echo '            baseline, work trees, caches, kernel build'
 	@echo '  OUT=$(OUT)  PYTHON=$(PYTHON)'
@@ -59,10 +84,10 @@ help:
 deps:
 	./setup.sh deps
 
-# Unpack the Debian tarball only when KSRC is the default.
+# Fetch and unpack linux-source-$(KVER) only when KSRC is the default.
 ksrc: deps
 ifeq ($(KSRC),$(DEFAULT_KSRC))
-	./setup.sh unpack "$(WORKDIR)/src"
+	./setup.sh source "$(KVER)" "$(WORKDIR)/src"
 endif
 
 series: ksrc
@@ -72,7 +97,10 @@ test: deps
 	$(PYTHON) tests/check.py --fast
 
 check: ksrc
-	$(PYTHON) tests/check.py $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" --base-desc "$(BASE_DESC)"
+	$(PYTHON) tests/check.py $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" --base-desc "$(BASE_DESC)" $(OTHER_ARGS)
+
+check-kernels: deps
+	$(PYTHON) tests/check.py $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" $(OTHER_ARGS) --only other-kernels
 
 boot-test: series
 	$(PYTHON) tests/check.py $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" --only boot-test

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from nsgen import convert, kbuild, review, series, spatch, tree, verify
+from nsgen import convert, kbuild, review, series, spatch, steps, tree, verify
 from nsgen.run import ToolError, progress
 
 PROJECT = Path(__file__).resolve().parent
@@ -28,37 +28,34 @@ log = progress
 
 
 def cover_text(ksrc: tree.KernelTree, base_desc: str, base: tree.Baseline,
-               results: list[convert.StepResult], entries: list[series.Entry],
-               spatch_version: str, checks: "CoverChecks") -> tuple[str, str]:
+               decisions: list[steps.Decision], spatch_version: str,
+               checks: "CoverChecks") -> tuple[str, str]:
     subject = ("module: string symbol namespaces, exports restricted to "
                "modules, GPL offender table")
-    steps = []
-    by_name = {r.name: r for r in results}
-    for e in entries:
-        if e.kind == "patch":
-            steps.append(f"  {e.name} (hand-written)")
-        else:
-            r = by_name[e.name]
-            extra = "; ".join(r.notes)
-            steps.append(f"  generate: {e.name} ({r.status.value}"
-                         f"{'; ' + extra if extra else ''})")
+    lines = []
+    for d in decisions:
+        where = f" ({d.variant}/)" if d.variant else ""
+        lines.append(f"  {d.step}{where}:\n    {d.line()}")
     body = f"""This series applies to {base_desc or 'Linux ' + ksrc.version}
 (make kernelversion: {ksrc.version}; git tree {base.tree}).
 
 Namespaces become C strings, so that an export can name the modules
 allowed to use it: EXPORT_SYMBOL_GPL_FOR(sym, "kvm") exports into the
 reserved namespace "module:kvm", which the module loader and modpost
-enforce (the tree's EXPORT_SYMBOL_GPL_FOR_MODULES() becomes an alias).
-fpu_swap_kvm_fpstate is then exported to kvm only.  The loader's
+enforce for in-tree modules of the listed names only.  The loader's
 hard-coded GPL-licence offenders become one table, which gains Tuxedo's
 modules.
 
 The series is regenerated, not hand-edited: patches/series in the
 generator's repository lists the hand-written patches and the generated
-steps in order; each generated commit says how to reproduce it.
+steps in order, and patches/steps.conf what each looks for in the tree.
+Each step was decided on this tree before it ran (applies as written,
+applies in the variant written for trees like this one, or is already
+in this tree and left out); each generated commit says how to reproduce
+it.
 
-How it was made (patches/series):
-{chr(10).join(steps)}
+Steps (patches/series) and what each did on this tree:
+{chr(10).join(lines)}
 
 How it was verified:
   - every hand-written patch applied with git am to the tree as it stood;
@@ -105,6 +102,12 @@ def cover_checks(base: tree.Baseline, workdir: Path,
                        review.maintainers_text(found, len(files)))
 
 
+def base_desc(ksrc: tree.KernelTree, given: str) -> str:
+    """How the cover letter names the base: --base-desc, else the Debian
+    package that setup.sh unpacked the tree from, else make kernelversion."""
+    return given or tree.package_of(ksrc) or f"Linux {ksrc.version}"
+
+
 def run_generate(args: argparse.Namespace) -> int:
     start = time.monotonic()
     ksrc = tree.check_tree(Path(args.ksrc))
@@ -118,6 +121,8 @@ def run_generate(args: argparse.Namespace) -> int:
                           f"--work-tree={ksrc.path}", "add", "-f", "-A"]))
         for e in order:
             if e.kind == "patch":
+                print(f"# {e.name}: applies, a variant, or already there, "
+                      "by patches/steps.conf")
                 print(shlex.join(["git", "am", str(order_file.parent / e.name)]))
             else:
                 print(f"# generated step {e.name}: spatch per file, see "
@@ -133,18 +138,31 @@ def run_generate(args: argparse.Namespace) -> int:
     base = tree.make_baseline(ksrc, workdir)
     log(f"  baseline {base.commit[:12]} in {workdir}: "
         f"{time.monotonic() - t:.1f} s")
+    patch_dir = order_file.parent
+    rules = steps.read_rules(patch_dir / "steps.conf")
+    steps.check_rules(rules, patch_dir,
+                      [e.name for e in order if e.kind == "patch"])
+    decisions: list[steps.Decision] = []
     results: list[convert.StepResult] = []
     generated: list[str] = []
     for e in order:
         t = time.monotonic()
         if e.kind == "patch":
-            series.apply_patch(base.repo, order_file.parent / e.name)
-            log(f"  applied {e.name}: {time.monotonic() - t:.1f} s")
+            d = steps.decide(base.repo, patch_dir, e.name, rules.get(e.name))
+            decisions.append(d)
+            log(f"  {e.name}: {d.line()}")
+            if d.kind is steps.Kind.REFUSED:
+                raise ToolError(f"{e.name} refused: {d.reason}")
+            if d.patch is not None and d.kind is not steps.Kind.ALREADY:
+                series.apply_patch(base.repo, d.patch)
+                log(f"  applied {d.patch.relative_to(patch_dir)}: "
+                    f"{time.monotonic() - t:.1f} s")
             continue
         step: Callable[..., convert.StepResult] = convert.STEPS[e.name]
         r = step(base.repo, args.spatch, version, args.jobs,
                  workdir / "cache")
         results.append(r)
+        decisions.append(steps.generated_decision(r))
         if r.status is convert.Status.CHANGED:
             base.repo.git("commit", "-q", "--cleanup=verbatim", "-F", "-",
                           stdin=r.message)
@@ -157,8 +175,8 @@ def run_generate(args: argparse.Namespace) -> int:
         log("generate: nothing to convert: the tree already has every "
             "generated change")
     checks = cover_checks(base, workdir, generated, args.jobs)
-    subject, body = cover_text(ksrc, args.base_desc, base, results, order,
-                               version, checks)
+    subject, body = cover_text(ksrc, base_desc(ksrc, args.base_desc), base,
+                               decisions, version, checks)
     files = series.format_series(base.repo, base.commit, out, subject, body)
     for f in files:
         print(f)

@@ -1,64 +1,147 @@
 #!/bin/bash
 # Install what the project needs from Debian's archive (only what is
-# missing), and unpack linux-source-6.12 into the work directory.
+# missing), and fetch and unpack a linux-source-X package.
 #
-#   setup.sh deps             install missing packages
-#   setup.sh unpack DIR       unpack /usr/src/linux-source-6.12.tar.xz into DIR
+#   setup.sh deps               install missing packages (tools only)
+#   setup.sh source KVER DIR    unpack linux-source-KVER into DIR/linux-source-KVER
+#   setup.sh resolve KVER DIR   print KVER, or for 'N.x' the newest linux-source-N.*
+#                               that Debian serves (private apt state in DIR/.apt)
+#
+# 'source' installs linux-source-KVER with apt when the machine's own
+# sources carry it (6.1 and 6.12 on Debian 12).  Otherwise it downloads the
+# package from Debian's newer suites (trixie, trixie-backports, sid; the
+# newest version wins) with a private apt configuration in DIR/.apt, and
+# never changes the machine's apt sources.  DIR/linux-source-KVER.package
+# records the package and version, for the cover letter.
 set -euo pipefail
 
-PACKAGES=(coccinelle linux-source-6.12 python3 python3-pytest make gcc git
+PACKAGES=(coccinelle python3 python3-pytest make gcc git
 	  qemu-system-x86 busybox-static bc bison flex libelf-dev libssl-dev
-	  cpio kmod ccache distcc perl python3-ply python3-git xz-utils shellcheck)
-TARBALL=/usr/src/linux-source-6.12.tar.xz
+	  cpio kmod ccache distcc perl python3-ply python3-git xz-utils shellcheck
+	  debian-archive-keyring)
+MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+NEWER_SUITES=(trixie trixie-backports sid)
 
 die() {
 	echo "setup.sh: error: $*" >&2
 	exit 1
 }
 
-missing_packages() {
-	local p
-	for p in "${PACKAGES[@]}"; do
-		if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
-			grep -q '^install ok installed$'; then
-			echo "$p"
-		fi
-	done
+installed() {
+	dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null |
+		grep -q '^install ok installed$'
+}
+
+apt_install() {
+	if [ "$(id -u)" -ne 0 ]; then
+		die "missing packages: $*; install them as root (apt-get install $*)"
+	fi
+	echo "setup.sh: installing $*" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q >&2 || die "apt-get update failed: check the network to Debian's archive"
+	apt-get install -y -q "$@" >&2 || die "apt-get install $* failed"
 }
 
 deps() {
-	local missing
-	mapfile -t missing < <(missing_packages)
-	if [ "${#missing[@]}" -eq 0 ]; then
-		return 0
+	local p missing=()
+	for p in "${PACKAGES[@]}"; do
+		installed "$p" || missing+=("$p")
+	done
+	if [ "${#missing[@]}" -gt 0 ]; then
+		apt_install "${missing[@]}"
 	fi
-	if [ "$(id -u)" -ne 0 ]; then
-		die "missing packages: ${missing[*]}; install them as root (apt-get install ${missing[*]})"
-	fi
-	echo "setup.sh: installing ${missing[*]}" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -q >&2 || die "apt-get update failed: check the network to Debian's archive"
-	apt-get install -y -q "${missing[@]}" >&2 ||
-		die "apt-get install ${missing[*]} failed"
 }
 
-unpack() {
-	local dest=$1 tmp
-	[ -f "$TARBALL" ] || die "$TARBALL is missing: run 'make deps' (package linux-source-6.12)"
-	if [ -f "$dest/linux-source-6.12/Makefile" ]; then
+# The machine's own apt knows linux-source-KVER?
+in_own_sources() {
+	apt-cache policy "linux-source-$1" 2>/dev/null |
+		grep -q '^  Candidate: [0-9]'
+}
+
+# A private apt state in $1 for Debian's newer suites, updated.
+private_update() {
+	local apt=$1 s
+	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/debs"
+	: >"$apt/sources.list"
+	for s in "${NEWER_SUITES[@]}"; do
+		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $MIRROR $s main" >>"$apt/sources.list"
+	done
+	apt_opts "$apt"
+	apt-get "${APT_OPTS[@]}" -q update >&2 || die "apt-get update of $MIRROR (${NEWER_SUITES[*]}) failed"
+}
+
+# Download linux-source-KVER from Debian's newer suites with the private
+# apt state in $2; print the .deb's path.
+fetch_newer() {
+	local kver=$1 apt=$2
+	echo "setup.sh: linux-source-$kver is not in this machine's apt sources; fetching it from ${NEWER_SUITES[*]} (private apt configuration in $apt)" >&2
+	private_update "$apt"
+	(cd "$apt/debs" && rm -f ./*.deb && apt-get "${APT_OPTS[@]}" -q download "linux-source-$kver" >&2) ||
+		die "no package linux-source-$kver in ${NEWER_SUITES[*]}: see 'apt-cache search linux-source' there"
+	ls "$apt/debs/linux-source-${kver}"_*.deb
+}
+
+apt_opts() {
+	local apt=$1
+	APT_OPTS=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
+		  -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
+		  -o "Dir::State::Status=/dev/null" -o "Debug::NoLocking=1"
+		  -o "APT::Sandbox::User=root" -o "Acquire::Languages=none")
+}
+
+# 'N.x': the newest linux-source-N.* in Debian's newer suites.
+resolve() {
+	local kver=$1 apt=$2/.apt
+	if [[ "$kver" =~ ^[0-9]+\.[0-9]+$ ]]; then
+		echo "$kver"
+		return 0
+	fi
+	[[ "$kver" =~ ^([0-9]+)\.x$ ]] || die "KVER=$kver: expected a version like 6.12 or 7.x"
+	private_update "$apt" >/dev/null
+	apt_opts "$apt"
+	apt-cache "${APT_OPTS[@]}" pkgnames "linux-source-${BASH_REMATCH[1]}." |
+		sed 's/^linux-source-//' | sort -V | tail -n 1 | grep . ||
+		die "no linux-source-$kver in ${NEWER_SUITES[*]}"
+}
+
+source_tree() {
+	local kver=$1 dest=$2 tarball version deb tmp
+	[[ "$kver" =~ ^[0-9]+\.[0-9]+$ ]] || die "KVER=$kver: expected a version like 6.12"
+	if [ -f "$dest/linux-source-$kver/Makefile" ]; then
+		# unpacked by an earlier setup.sh that did not record the package
+		if [ ! -f "$dest/linux-source-$kver.package" ] && installed "linux-source-$kver"; then
+			dpkg-query -W -f='${Package} ${Version}\n' "linux-source-$kver" \
+				>"$dest/linux-source-$kver.package"
+		fi
 		return 0
 	fi
 	mkdir -p "$dest"
 	tmp=$(mktemp -d "$dest/.unpack.XXXXXX")
-	echo "setup.sh: unpacking $TARBALL into $dest" >&2
-	tar -xf "$TARBALL" -C "$tmp"
-	rm -rf "$dest/linux-source-6.12"
-	mv "$tmp/linux-source-6.12" "$dest/linux-source-6.12"
-	rmdir "$tmp"
+	UNPACK_TMP=$tmp
+	trap 'rm -rf "$UNPACK_TMP"' EXIT
+	if installed "linux-source-$kver" || in_own_sources "$kver"; then
+		installed "linux-source-$kver" || apt_install "linux-source-$kver"
+		tarball=/usr/src/linux-source-$kver.tar.xz
+		version=$(dpkg-query -W -f='${Version}' "linux-source-$kver")
+	else
+		deb=$(fetch_newer "$kver" "$dest/.apt")
+		version=$(dpkg-deb -f "$deb" Version)
+		dpkg-deb -x "$deb" "$tmp/pkg"
+		rm -f "$deb"
+		tarball=$tmp/pkg/usr/src/linux-source-$kver.tar.xz
+	fi
+	[ -f "$tarball" ] || die "$tarball is missing after installing linux-source-$kver"
+	echo "setup.sh: unpacking $tarball into $dest" >&2
+	tar -xf "$tarball" -C "$tmp"
+	[ -f "$tmp/linux-source-$kver/Makefile" ] || die "$tarball has no linux-source-$kver/"
+	rm -rf "$dest/linux-source-$kver"
+	mv "$tmp/linux-source-$kver" "$dest/linux-source-$kver"
+	echo "linux-source-$kver $version" >"$dest/linux-source-$kver.package"
 }
 
 case "${1:-}" in
 deps) deps ;;
-unpack) [ $# -eq 2 ] || die "usage: setup.sh unpack DIR"; unpack "$2" ;;
-*) die "usage: setup.sh deps | unpack DIR" ;;
+source) [ $# -eq 3 ] || die "usage: setup.sh source KVER DIR"; source_tree "$2" "$3" ;;
+resolve) [ $# -eq 3 ] || die "usage: setup.sh resolve KVER DIR"; resolve "$2" "$3" ;;
+*) die "usage: setup.sh deps | source KVER DIR | resolve KVER DIR" ;;
 esac

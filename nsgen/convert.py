@@ -131,7 +131,9 @@ def ns_string(repo: Repo, spatch_bin: str, version: str, jobs: int,
     found = discover(repo)
     result = StepResult("ns-string", Status.NOTHING)
     names = found.names()
-    if not names:
+    default_files = git_grep(repo, [textconv.DEFAULT_NS])
+    defaults = textconv.quote_default_namespace(root, default_files)
+    if not names and not defaults:
         result.notes.append("no identifier namespaces: the tree is already "
                             "converted")
         return result
@@ -150,6 +152,7 @@ def ns_string(repo: Repo, spatch_bin: str, version: str, jobs: int,
     scripts = textconv.apply_script_rules(root, all_files, rules)
     problems = completeness(repo, found.ident, rules, all_files,
                             sorted({d.path for d, _ in found.roots}))
+    problems += textconv.bare_default_namespaces(root, default_files)
     if problems:
         raise ToolError(f"{len(problems)} bare namespace(s) left after the "
                         f"conversion, first {problems[0]}")
@@ -200,7 +203,7 @@ documentation, code spatch cannot parse):
 Scripts that read or write the macros:
 
 {indent(rule_lines)}
-{allow_paragraph(changed)}
+{default_paragraph(defaults)}{allow_paragraph(changed)}
 This commit is generated.  To reproduce it, with Coccinelle {version}
 (cocci/ns_string.cocci {sha(cocci)}, cocci/ns_string.h {sha(hints)}), run
 on every *.c and *.h file that names one of the macros above:
@@ -220,9 +223,26 @@ Changes per top-level directory:
     result.notes.append(f"{len(res.changed)} files by spatch, "
                         f"{len(leftovers)} sites by "
                         f"the text step, {len(roots)} definitions, "
-                        f"{len(scripts)} scripts")
+                        f"{len(scripts)} scripts"
+                        + (f", {len(defaults)} {textconv.DEFAULT_NS} sites"
+                           if defaults else ""))
     result.elapsed = time.monotonic() - start
     return result
+
+
+def default_paragraph(edits: list[textconv.DefaultNsEdit]) -> str:
+    """The commit message's account of DEFAULT_SYMBOL_NAMESPACE, if bare."""
+    if not edits:
+        return ""
+    lines = "\n".join(f"{e.path}:{e.line}: {e.what}" for e in edits)
+    return f"""
+DEFAULT_SYMBOL_NAMESPACE, which names the namespace of a whole file or
+directory, becomes a string the same way: #define DEFAULT_SYMBOL_NAMESPACE
+"FOO" in C, -DDEFAULT_SYMBOL_NAMESPACE='"FOO"' in Makefiles, and
+include/linux/export.h passes it on instead of stringifying it:
+
+{indent(lines)}
+"""
 
 
 def staged_counts(repo: Repo) -> dict[str, tuple[int, int]]:
@@ -323,13 +343,83 @@ to the same tokens before and after, see 'make verify'):
 """
 
 
+# Macros that export into a "module:" namespace, ours and upstream's.
+RESTRICTING = ("EXPORT_SYMBOL_GPL_FOR", "EXPORT_SYMBOL_FOR_MODULES",
+               "EXPORT_SYMBOL_GPL_FOR_MODULES")
+
+
 def module_built(repo: Repo, name: str) -> bool:
-    """Does some Makefile/Kbuild build a module called name (or name*)?"""
-    stem = re.escape(name.rstrip("*")).replace(r"\-", "[-_]").replace("_", "[-_]")
-    tail = r"\w*" if name.endswith("*") else ""
-    out = repo.git("grep", "-l", "-E", rf"obj-.*\b{stem}{tail}\.o\b", "--",
-                   "*Makefile", "*Kbuild", check=False)
-    return bool(out.strip())
+    from .steps import module_built as built
+    return built(repo, name)
+
+
+def export_macro(repo: Repo) -> str:
+    """The macro the generated exports use: upstream's name where the tree
+    has it (7.x), else ours."""
+    root = repo.work_tree
+    assert root is not None
+    text = macros.read_text(root / "include/linux/export.h")
+    if re.search(r"^#define EXPORT_SYMBOL_FOR_MODULES\(", text, re.M):
+        return "EXPORT_SYMBOL_FOR_MODULES"
+    return "EXPORT_SYMBOL_GPL_FOR"
+
+
+def _defines(repo: Repo, name: str, function_like: bool) -> list[tuple[str, int, str]]:
+    """(file, line, text) of every #define of name in the tree's headers and
+    C files, continuation lines joined."""
+    root = repo.work_tree
+    assert root is not None
+    paren = r"\(" if function_like else r"([[:space:]]|$)"
+    out = repo.git("grep", "-n", "-E", rf"^[[:space:]]*#[[:space:]]*define[[:space:]]+{name}{paren}",
+                   "--", "*.h", "*.c", check=False)
+    found = []
+    for line in out.splitlines():
+        path, num, _ = line.split(":", 2)
+        lines = macros.read_text(root / path).split("\n")
+        i = int(num) - 1
+        text = lines[i]
+        while text.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            text = text[:-1] + " " + lines[i].strip()
+        found.append((path, int(num), " ".join(text.split())))
+    return found
+
+
+def restricted_export(repo: Repo, symbol: str) -> str | None:
+    """How the tree already restricts symbol's export to modules, or None:
+    'MACRO() at FILE:LINE' and the definitions that say to which modules."""
+    out = repo.git("grep", "-n", "-E",
+                   rf"^[[:space:]]*(\w+)\([[:space:]]*{symbol}[[:space:]]*[,)]",
+                   "--", "*.c", "*.h", check=False)
+    for line in out.splitlines():
+        path, num, text = line.split(":", 2)
+        m = re.match(rf"\s*(\w+)\(\s*{symbol}\b", text)
+        if not m or not m.group(1).startswith("EXPORT_"):
+            continue
+        macro = m.group(1)
+        if macro in RESTRICTING:
+            return f"{text.strip()} at {path}:{num}"
+        seen, todo, defs = {macro}, [macro], []
+        while todo:
+            for d in _defines(repo, todo.pop(), True):
+                defs.append(d)
+                for called in re.findall(r"\b(EXPORT_\w+)\(", d[2].split(")", 1)[-1]):
+                    if called not in seen:
+                        seen.add(called)
+                        todo.append(called)
+        if not any(c in RESTRICTING or '"module:"' in d[2]
+                   for d in defs for c in re.findall(r"\b(\w+)\(", d[2])):
+            continue
+        arch = path.split("/")[1] if path.startswith("arch/") else None
+        objs = sorted({o for d in defs for o in re.findall(
+            r"__stringify\((\w+)\)", d[2])})
+        for o in objs:
+            defs.extend(d for d in _defines(repo, o, False)
+                        if arch is None or not d[0].startswith("arch/")
+                        or d[0].startswith(f"arch/{arch}/"))
+        listing = "; ".join(f"{d[0]}:{d[1]}: {d[2]}" for d in defs)
+        return f"{macro}({symbol}) at {path}:{num}, defined as: {listing}"
+    return None
 
 
 def export_for(repo: Repo, spatch_bin: str, version: str, jobs: int,
@@ -353,6 +443,12 @@ def export_for(repo: Repo, spatch_bin: str, version: str, jobs: int,
         if not hits and done:
             result.notes.append(f"{e.symbol}: already restricted")
             continue
+        already = None if hits else restricted_export(repo, e.symbol)
+        if already:
+            result.notes.append(
+                f"{e.symbol}: the tree already restricts it, kept as it is "
+                f"(the table asks for {e.modules}): {already}")
+            continue
         if not hits:
             raise ToolError(f"{table_path.name}: {e.symbol} is not exported "
                             "with EXPORT_SYMBOL_GPL() in this tree")
@@ -369,10 +465,20 @@ def export_for(repo: Repo, spatch_bin: str, version: str, jobs: int,
     res = run_spatch(sp, root, sorted(files), cache, jobs)
     if res.failed:
         raise ToolError(f"spatch failed on {res.failed[0][0]}: {res.failed[0][1]}")
+    macro = export_macro(repo)
+    if macro != "EXPORT_SYMBOL_GPL_FOR":
+        # upstream's spelling where the tree has it; ours is its alias
+        for f in res.changed:
+            text = macros.read_text(root / f)
+            syms = "|".join(re.escape(e.symbol) for e in todo)
+            text = re.sub(rf"\bEXPORT_SYMBOL_GPL_FOR(\(\s*(?:{syms})\s*,)",
+                          rf"{macro}\1", text)
+            (root / f).write_text(text, encoding="utf-8",
+                                  errors="surrogateescape")
     repo.git("add", "-f", "-A", "--", ".")
     changed = repo.git("diff", "--cached", "--name-only").split()
     missing = [e.symbol for e in todo
-               if not re.search(rf"EXPORT_SYMBOL_GPL_FOR\(\s*{e.symbol}\s*,",
+               if not re.search(rf"{macro}\(\s*{e.symbol}\s*,",
                                 repo.git("diff", "--cached"))]
     if missing:
         raise ToolError(f"spatch did not rewrite the export of {missing[0]}")
@@ -392,7 +498,7 @@ def export_for(repo: Repo, spatch_bin: str, version: str, jobs: int,
         why = "These symbols are exported for the modules named below alone."
     result.message = f"""{result.subject}
 
-{why}  Export it with EXPORT_SYMBOL_GPL_FOR(): the module
+{why}  Export it with {macro}(): the module
 loader and modpost then refuse every module that is not an in-tree module
 of the listed names.  Nothing changes for the listed modules, which need
 no MODULE_IMPORT_NS() for it.
@@ -440,6 +546,8 @@ def check_converted(repo: Repo, before: macros.NsMacros, spatch_bin: str,
     assert root is not None
     rules = textconv.load_rules(COCCI / "scripts.rules")
     problems = completeness(repo, before.ident, rules)
+    problems += textconv.bare_default_namespaces(
+        root, git_grep(repo, [textconv.DEFAULT_NS]))
     names = before.names()
     files = git_grep(repo, names)
     count = sum(1 for f in files if textconv.PROSE_OR_C.search(f)

@@ -109,12 +109,12 @@ def apply_script_rules(root: Path, files: Iterable[str],
                         "cocci/scripts.rules has no rule for it; add one")
     touched: list[str] = []
     for r in rules:
-        target = root / r.path
-        if not target.is_file():
-            raise ToolError(f"cocci/scripts.rules: {r.path} is not in this "
-                            "tree; update or drop its rule")
-        if not r.pattern:
+        # A rule for a script that does not mention the macros in this
+        # tree (an older kernel-doc that ignores namespaces, or one that
+        # moved) has nothing to do here.
+        if r.path not in scripts or not r.pattern:
             continue
+        target = root / r.path
         text = read_text(target)
         new, n = re.subn(r.pattern, lambda _m: r.replacement, text)
         if n == 0 and r.replacement in text:
@@ -126,3 +126,76 @@ def apply_script_rules(root: Path, files: Iterable[str],
         target.write_text(new, encoding="utf-8", errors="surrogateescape")
         touched.append(r.path)
     return touched
+
+
+# DEFAULT_SYMBOL_NAMESPACE names the namespace of a whole file or
+# directory.  Older trees (6.1) spell it bare and export.h stringifies it;
+# newer ones (Debian's 6.12, 6.13 on) write a string, in C and in Makefiles
+# (-DDEFAULT_SYMBOL_NAMESPACE='"FOO"').
+DEFAULT_NS = "DEFAULT_SYMBOL_NAMESPACE"
+DEFAULT_NS_STRINGIFY = re.compile(rf"__stringify\(\s*{DEFAULT_NS}\s*\)")
+DEFAULT_NS_DEFINE = re.compile(
+    rf"^([ \t]*#[ \t]*define[ \t]+{DEFAULT_NS}[ \t]+)([A-Za-z_]\w*)([ \t]*(/[*/].*)?)$",
+    re.M)
+DEFAULT_NS_FLAG = re.compile(rf"(-D{DEFAULT_NS}=)([A-Za-z_]\w*)\b(?!['\"])")
+MAKEFILE = re.compile(r"(^|/)(Makefile|Kbuild)[^/]*$")
+
+
+@dataclass(frozen=True)
+class DefaultNsEdit:
+    path: str
+    line: int
+    what: str       # 'definition', 'define' or 'flag'
+
+
+def _default_ns_edits(path: str, text: str) -> tuple[str, list[DefaultNsEdit]]:
+    """Quote the DEFAULT_SYMBOL_NAMESPACE values of one file's text."""
+    edits: list[DefaultNsEdit] = []
+
+    def at(m: re.Match[str]) -> int:
+        return text.count("\n", 0, m.start()) + 1
+
+    def define(m: re.Match[str]) -> str:
+        edits.append(DefaultNsEdit(path, at(m), "define"))
+        return f'{m.group(1)}"{m.group(2)}"{m.group(3)}'
+
+    def flag(m: re.Match[str]) -> str:
+        edits.append(DefaultNsEdit(path, at(m), "flag"))
+        return f"{m.group(1)}'\"{m.group(2)}\"'"
+
+    def stringify(m: re.Match[str]) -> str:
+        edits.append(DefaultNsEdit(path, at(m), "definition"))
+        return DEFAULT_NS
+
+    new = DEFAULT_NS_STRINGIFY.sub(stringify, text) \
+        if path.endswith(".h") else text
+    if path.endswith((".c", ".h", ".rst", ".txt")):
+        new = DEFAULT_NS_DEFINE.sub(define, new)
+    if MAKEFILE.search(path) or path.endswith((".rst", ".txt")):
+        new = DEFAULT_NS_FLAG.sub(flag, new)
+    return new, edits
+
+
+def quote_default_namespace(root: Path,
+                            files: Iterable[str]) -> list[DefaultNsEdit]:
+    """Make DEFAULT_SYMBOL_NAMESPACE a string where it is still bare: its
+    #defines and -D flags get quotes, export.h stops stringifying it."""
+    done: list[DefaultNsEdit] = []
+    for path in sorted(files):
+        text = read_text(root / path)
+        new, edits = _default_ns_edits(path, text)
+        if edits:
+            (root / path).write_text(new, encoding="utf-8",
+                                     errors="surrogateescape")
+            done.extend(edits)
+    return done
+
+
+def bare_default_namespaces(root: Path, files: Iterable[str]) -> list[str]:
+    """Every DEFAULT_SYMBOL_NAMESPACE still bare, as 'file:line: why'."""
+    left = []
+    for path in sorted(files):
+        _, edits = _default_ns_edits(path, read_text(root / path))
+        left.extend(f"{e.path}:{e.line}: {DEFAULT_NS} {e.what} is bare"
+                    for e in edits)
+    return left

@@ -80,6 +80,14 @@ def check_tree(path: Path) -> KernelTree:
     return KernelTree(path.resolve(), version)
 
 
+def package_of(ksrc: KernelTree) -> str:
+    """'linux-source-X VERSION' when setup.sh unpacked the tree from that
+    Debian package (it leaves DIR.package next to the tree), else ''."""
+    side = ksrc.path.parent / f"{ksrc.path.name}.package"
+    lines = side.read_text().split("\n") if side.is_file() else [""]
+    return lines[0].strip()
+
+
 class Repo:
     """git with this project's fixed settings, in one work tree."""
 

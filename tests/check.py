@@ -104,11 +104,12 @@ def single(name: str, fn: Callable[[], str | None]) -> Case:
 class Full:
     """The checks that need the real kernel tree."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, ksrc: str | None = None,
+                 workdir: str | None = None, out: str | None = None) -> None:
         self.args = args
-        self.ksrc = Path(args.ksrc).resolve()
-        self.workdir = Path(args.workdir).resolve()
-        self.out = Path(args.out).resolve()
+        self.ksrc = Path(ksrc or args.ksrc).resolve()
+        self.workdir = Path(workdir or args.workdir).resolve()
+        self.out = Path(out or args.out).resolve()
         self.applied = self.workdir / "applied"
         self.marker = self.workdir / ".check-started"
 
@@ -189,6 +190,30 @@ class Full:
                     f"said {boot.passed} passed, {boot.failed} failed")
         return None
 
+    def objects(self) -> str | None:
+        """The patched loader, its KUnit suite and modpost compile: a
+        defconfig with KUnit, built only up to kernel/module/ and
+        scripts/mod/ (objects, not a whole kernel)."""
+        build = self.workdir / "build-objects"
+        wrapper, _ = kbuild.resolve_wrapper(self.args.cc_wrapper)
+        make = ["make", "-s", "-C", str(self.applied), f"O={build}",
+                f"-j{self.args.jobs}", f"CC={kbuild.cc(wrapper)}"]
+        env = {**os.environ, **kbuild.wrapper_env(wrapper)}
+        config = str(self.applied / "scripts/config")
+        steps = [make + ["defconfig"],
+                 [config, "--file", str(build / ".config"), "-e", "KUNIT",
+                  "-e", "MODULE_EXPORT_FOR_KUNIT_TEST"],
+                 make + ["olddefconfig"],
+                 make + ["kernel/module/", "scripts/mod/"]]
+        for cmd in steps:
+            p = sh(cmd, 3600, env=env)
+            if p.returncode != 0:
+                return (f"{shlex.join(cmd[-2:])}: exit {p.returncode}: "
+                        f"{p.stdout.strip().splitlines()[-1:]}")
+        want = [build / "kernel/module/main.o", build / "scripts/mod/modpost"]
+        missing = [str(w) for w in want if not w.is_file()]
+        return f"not built: {', '.join(missing)}" if missing else None
+
     def checkpatch(self) -> list[Case]:
         allow: set[tuple[str, str]] = set()
         for line in (PROJECT / "patches/checkpatch.allow").read_text().splitlines():
@@ -197,7 +222,8 @@ class Full:
                 allow.add((patch, kind))
         cases = []
         script = self.ksrc / "scripts/checkpatch.pl"
-        for patch in sorted((PROJECT / "patches").glob("*.patch")):
+        top = PROJECT / "patches"
+        for patch in sorted(top.glob("*.patch")) + sorted(top.glob("*/*.patch")):
             def one(patch: Path = patch) -> str | None:
                 p = run(["perl", script, "--strict", "--show-types",
                          "--no-summary", "--terse", "-"],
@@ -207,7 +233,8 @@ class Full:
                 bad = [f"{lvl}:{t}" for lvl, t in found
                        if (patch.name, t) not in allow]
                 return ", ".join(bad) or None
-            cases.append(single(f"checkpatch --strict {patch.name}", one))
+            cases.append(single("checkpatch --strict "
+                                f"{patch.relative_to(top)}", one))
         return cases
 
 
@@ -215,7 +242,49 @@ class Full:
 PARTS = (("kernel build and boot", ("boot test",)),
          ("equivalence proof (verify)", ("verify",)),
          ("series generation", ("generate", "series is byte-identical")),
-         ("completeness and idempotence", ("conversion complete",)))
+         ("completeness and idempotence", ("conversion complete",)),
+         ("other kernels", ("linux-source-",)))
+
+
+def other_kernel(args: argparse.Namespace, kver: str) -> list[Case]:
+    """Regenerate the series on linux-source-KVER ('N.x': the newest N.*
+    Debian serves): written, applies, complete, idempotent, reproducible;
+    the patched loader and modpost compile."""
+    setup = [str(PROJECT / "setup.sh")]
+    src = Path(args.src_dir)
+    name = f"linux-source-{kver}"
+    start = time.monotonic()
+    p = sh(setup + ["resolve", kver, str(src)], 600)
+    if p.returncode == 0 and p.stdout.strip():
+        name = f"linux-source-{p.stdout.strip().splitlines()[-1]}"
+        p = sh(setup + ["source", name.split("-")[-1], str(src)], 1800)
+    if p.returncode != 0:
+        return [Case(f"{name}: fetch and unpack", Status.FAIL, 0, 1,
+                     time.monotonic() - start,
+                     (p.stdout.strip().splitlines() or ["?"])[-1])]
+    full = Full(args, str(src / name), str(Path(args.workdir).parent / name),
+                str(Path(args.out) / "kernels" / name))
+    cases = [single(f"{name}: generate the series", full.generate)]
+    if cases[0].status is Status.FAIL:
+        return cases
+    cases.append(single(f"{name}: series is byte-identical on a second run",
+                        full.reproducible))
+    applied = single(f"{name}: series applies with git am", full.applies)
+    cases.append(applied)
+    if applied.status is Status.FAIL:
+        return cases
+    cases.append(single(f"{name}: git am result equals the generator's tree",
+                        full.same_tree))
+    cases.append(single(f"{name}: conversion complete and idempotent",
+                        full.converted))
+    cases.append(suite(f"{name}: matcher unit test (header from the "
+                       "applied tree)",
+                       ["make", "-s", "-C", "tests/matcher",
+                        f"KSRC_PATCHED={full.applied}",
+                        f"BUILD=build/{name}"], 600))
+    cases.append(single(f"{name}: patched kernel/module/ and modpost "
+                        "compile", full.objects))
+    return cases
 
 
 def time_breakdown(cases: list[Case]) -> list[str]:
@@ -257,7 +326,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--cc-wrapper", default=kbuild.AUTO,
                     help="compiler wrapper of the kernel builds (default: "
                     "ccache if installed)")
-    ap.add_argument("--only", choices=["boot-test", "checkpatch"],
+    ap.add_argument("--other-kernels", default="",
+                    help="comma-separated KVERs (6.1, 7.x) to regenerate "
+                    "the series on as well")
+    ap.add_argument("--src-dir", default="",
+                    help="where setup.sh unpacks the other kernels")
+    ap.add_argument("--only", choices=["boot-test", "checkpatch",
+                                       "other-kernels"],
                     help="run one part of the full checks")
     args = ap.parse_args(argv)
     if not args.fast and not (args.ksrc and args.workdir):
@@ -271,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(line + (f": {c.detail}" if c.detail else ""), flush=True)
 
     print("TAP version 13", flush=True)
-    if args.only != "boot-test" and args.only != "checkpatch":
+    if args.only is None:
         add(suite("pytest tests/ (tooling, semantic-patch fixtures)",
                   [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                    "tests"], 1800))
@@ -286,6 +361,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         applied: Case | None = None
         if args.only == "checkpatch":
             add(full.checkpatch())
+        elif args.only == "other-kernels":
+            for kver in filter(None, args.other_kernels.split(",")):
+                add(other_kernel(args, kver))
         elif args.only == "boot-test":
             applied = single("series applies with git am", full.applies)
             add(applied)
@@ -305,6 +383,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                       ["make", "-s", "-C", "tests/matcher",
                        f"KSRC_PATCHED={full.applied}"], 600))
             add(full.checkpatch())
+            for kver in filter(None, args.other_kernels.split(",")):
+                add(other_kernel(args, kver))
         if applied is not None:
             if applied.status is Status.PASS:
                 boot = suite("boot test in QEMU", [

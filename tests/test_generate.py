@@ -185,7 +185,8 @@ def test_patch_that_does_not_apply(env: dict[str, Path],
     env["order"].write_text("0001-bad.patch\ngenerate: ns-string\n")
     assert gen(env) == 1
     msg = one_error(capsys)
-    assert "0001-bad.patch does not apply at kernel/module/main.c" in msg
+    assert "0001-bad.patch refused: 0001-bad.patch fits this tree but does " \
+        "not apply at kernel/module/main.c: refresh it" in msg
     assert [p.read_bytes() for p in good] == before      # old series kept
 
 
