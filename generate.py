@@ -12,6 +12,7 @@ import argparse
 import os
 import shlex
 import sys
+import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,9 @@ def cover_text(ksrc: tree.KernelTree, base_desc: str, base: tree.Baseline,
     lines = []
     for d in decisions:
         where = f" ({d.variant}/)" if d.variant else ""
-        lines.append(f"  {d.step}{where}:\n    {d.line()}")
+        lines.append(f"  {d.step}{where}:\n" + textwrap.fill(
+            d.line(), 72, initial_indent="    ", subsequent_indent="      ",
+            break_long_words=False, break_on_hyphens=False))
     body = f"""This series applies to {base_desc or 'Linux ' + ksrc.version}
 (make kernelversion: {ksrc.version}; git tree {base.tree}).
 

@@ -27,9 +27,12 @@ die() {
 	exit 1
 }
 
+# (grep reads whole outputs: grep -q would end a pipe early, and pipefail
+# would then report the writer's SIGPIPE as a failure)
 installed() {
-	dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null |
-		grep -q '^install ok installed$'
+	local status
+	status=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) || return 1
+	[ "$status" = "install ok installed" ]
 }
 
 apt_install() {
@@ -39,7 +42,7 @@ apt_install() {
 	echo "setup.sh: installing $*" >&2
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q >&2 || die "apt-get update failed: check the network to Debian's archive"
-	apt-get install -y -q "$@" >&2 || die "apt-get install $* failed"
+	apt-get install -y -q --no-install-recommends "$@" >&2 || die "apt-get install $* failed"
 }
 
 deps() {
@@ -54,8 +57,9 @@ deps() {
 
 # The machine's own apt knows linux-source-KVER?
 in_own_sources() {
-	apt-cache policy "linux-source-$1" 2>/dev/null |
-		grep -q '^  Candidate: [0-9]'
+	local policy
+	policy=$(apt-cache policy "linux-source-$1" 2>/dev/null) || return 1
+	[[ "$policy" =~ Candidate:\ [0-9] ]]
 }
 
 # A private apt state in $1 for Debian's newer suites, updated.

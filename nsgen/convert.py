@@ -446,8 +446,8 @@ def export_for(repo: Repo, spatch_bin: str, version: str, jobs: int,
         already = None if hits else restricted_export(repo, e.symbol)
         if already:
             result.notes.append(
-                f"{e.symbol}: the tree already restricts it, kept as it is "
-                f"(the table asks for {e.modules}): {already}")
+                f"{e.symbol}: the tree already restricts it; its own list "
+                f"is kept, where the table says {e.modules}: {already}")
             continue
         if not hits:
             raise ToolError(f"{table_path.name}: {e.symbol} is not exported "
