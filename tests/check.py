@@ -198,7 +198,8 @@ class Full:
         wrapper, _ = kbuild.resolve_wrapper(self.args.cc_wrapper)
         make = ["make", "-s", "-C", str(self.applied), f"O={build}",
                 f"-j{self.args.jobs}", f"CC={kbuild.cc(wrapper)}"]
-        env = {**os.environ, **kbuild.wrapper_env(wrapper)}
+        env = {**os.environ,
+               **kbuild.wrapper_env(wrapper, self.applied, build)}
         config = str(self.applied / "scripts/config")
         steps = [make + ["defconfig"],
                  [config, "--file", str(build / ".config"), "-e", "KUNIT",
