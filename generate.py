@@ -156,7 +156,7 @@ def run_generate(args: argparse.Namespace) -> int:
             log(f"  {e.name}: {d.line()}")
             if d.kind is steps.Kind.REFUSED:
                 raise ToolError(f"{e.name} refused: {d.reason}")
-            if d.patch is not None and d.kind is not steps.Kind.ALREADY:
+            if d.patch is not None:
                 series.apply_patch(base.repo, d.patch)
                 log(f"  applied {d.patch.relative_to(patch_dir)}: "
                     f"{time.monotonic() - t:.1f} s")
@@ -165,7 +165,8 @@ def run_generate(args: argparse.Namespace) -> int:
         r = step(base.repo, args.spatch, version, args.jobs,
                  workdir / "cache")
         results.append(r)
-        decisions.append(steps.generated_decision(r))
+        decisions.append(steps.generated_decision(
+            r.name, r.status is convert.Status.CHANGED, r.notes))
         if r.status is convert.Status.CHANGED:
             base.repo.git("commit", "-q", "--cleanup=verbatim", "-F", "-",
                           stdin=r.message)

@@ -14,6 +14,7 @@ from pathlib import Path
 from . import macros, sites, textconv
 from .run import ToolError
 from .spatch import FILE_TIMEOUT, Spatch, run_spatch
+from .steps import module_built
 from .tree import Repo
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -346,11 +347,6 @@ to the same tokens before and after, see 'make verify'):
 # Macros that export into a "module:" namespace, ours and upstream's.
 RESTRICTING = ("EXPORT_SYMBOL_GPL_FOR", "EXPORT_SYMBOL_FOR_MODULES",
                "EXPORT_SYMBOL_GPL_FOR_MODULES")
-
-
-def module_built(repo: Repo, name: str) -> bool:
-    from .steps import module_built as built
-    return built(repo, name)
 
 
 def export_macro(repo: Repo) -> str:

@@ -49,6 +49,18 @@ def patch_files(series_dir: Path) -> list[Path]:
     return patches
 
 
+def apply_check(repo: Repo, patch: Path) -> str | None:
+    """None if git apply --check accepts patch on the work tree; else where
+    it fails: ' at FILE', or '' when git names no file."""
+    detail = repo.git("apply", "--check", str(patch.resolve()), check=False,
+                      merge_stderr=True)
+    if "error" not in detail:
+        return None
+    m = re.search(r"patch failed: (\S+?)(:\d+)?$", detail, re.M) or \
+        re.search(r"error: (\S+): (does not exist|already exists)", detail)
+    return f" at {m.group(1)}" if m else ""
+
+
 def apply_patch(repo: Repo, patch: Path) -> None:
     """git am one hand-written patch; name the patch and file if it fails."""
     patch = patch.resolve()     # git runs in the work tree
@@ -58,13 +70,9 @@ def apply_patch(repo: Repo, patch: Path) -> None:
     except ToolError as e:
         am_error = str(e)
         repo.git("am", "--abort", check=False)
-        detail = repo.git("apply", "--check", str(patch), check=False,
-                          merge_stderr=True)
-        m = re.search(r"patch failed: (\S+)", detail) or \
-            re.search(r"error: (\S+): (does not exist|already exists)", detail)
-        if not m and "patch failed" not in detail and "error:" not in detail:
+        where = apply_check(repo, patch)
+        if where is None:
             raise ToolError(f"git am {patch.name} failed: {am_error}") from None
-        where = f" at {m.group(1)}" if m else ""
         raise ToolError(f"{patch.name} does not apply{where}: the kernel has "
                         "changed there; refresh the patch for this tree") \
             from None

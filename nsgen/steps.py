@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from .convert import Status, StepResult
 from .run import ToolError
+from .series import apply_check
 from .tree import Repo
 
 
@@ -176,7 +176,7 @@ def decide(repo: Repo, patch_dir: Path, step: str,
         kind, variant, patch = Kind.VARIANT, chosen[0], \
             patch_dir / chosen[0] / step
         why = "; ".join(p.why for p in chosen[1])
-    where = does_not_apply(repo, patch)
+    where = apply_check(repo, patch)
     if where is not None:
         name = f"{variant}/{step}" if variant else step
         return Decision(step, Kind.REFUSED,
@@ -191,17 +191,6 @@ def decide(repo: Repo, patch_dir: Path, step: str,
                             "be a licence offender; drop it from the patch",
                             variant, patch)
     return Decision(step, kind, why, variant, patch)
-
-
-def does_not_apply(repo: Repo, patch: Path) -> str | None:
-    """None if git apply --check accepts patch, else ' at FILE' (or '')."""
-    out = repo.git("apply", "--check", str(patch.resolve()), check=False,
-                   merge_stderr=True)
-    if "error" not in out:
-        return None
-    m = re.search(r"patch failed: (\S+?)(:\d+)?$", out, re.M) or \
-        re.search(r"error: (\S+): (does not exist|already exists)", out)
-    return f" at {m.group(1)}" if m else ""
 
 
 def added_strings(patch: Path) -> list[str]:
@@ -225,11 +214,10 @@ def module_built(repo: Repo, name: str) -> bool:
     return bool(out.strip())
 
 
-def generated_decision(result: StepResult) -> Decision:
+def generated_decision(name: str, changed: bool, notes: list[str]) -> Decision:
     """The decision a generated step made by running: it changed what was
     left, or found the tree already had all of it."""
-    notes = "; ".join(result.notes)
-    step = f"generate: {result.name}"
-    if result.status is Status.CHANGED:
-        return Decision(step, Kind.APPLIES, notes)
-    return Decision(step, Kind.ALREADY, notes or "nothing left to change")
+    step = f"generate: {name}"
+    if changed:
+        return Decision(step, Kind.APPLIES, "; ".join(notes))
+    return Decision(step, Kind.ALREADY, "; ".join(notes) or "nothing left to change")

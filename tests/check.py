@@ -253,12 +253,12 @@ def other_kernel(args: argparse.Namespace, kver: str) -> list[Case]:
     the patched loader and modpost compile."""
     setup = [str(PROJECT / "setup.sh")]
     src = Path(args.src_dir)
-    name = f"linux-source-{kver}"
     start = time.monotonic()
     p = sh(setup + ["resolve", kver, str(src)], 600)
     if p.returncode == 0 and p.stdout.strip():
-        name = f"linux-source-{p.stdout.strip().splitlines()[-1]}"
-        p = sh(setup + ["source", name.split("-")[-1], str(src)], 1800)
+        kver = p.stdout.strip().splitlines()[-1]
+        p = sh(setup + ["source", kver, str(src)], 1800)
+    name = f"linux-source-{kver}"
     if p.returncode != 0:
         return [Case(f"{name}: fetch and unpack", Status.FAIL, 0, 1,
                      time.monotonic() - start,
