@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """The guest's initramfs: busybox-static, /init, the list of guest cases
 and the modules, made by the kernel's own usr/gen_init_cpio from the list
-file initramfs.list (data), with one line added per built test module.
+file initramfs.list (data), with one line added per built test module and
+one /modules/NAME.skip (its reason) per module this kernel skips.
 Reproducible: gen_init_cpio -t 0, and gzip without name or time."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import gzip
 import shutil
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from nsgen.run import ToolError, run
 
@@ -37,23 +38,42 @@ def find_busybox() -> str:
     return busybox
 
 
-def list_file(modules: Sequence[tuple[str, Path]]) -> str:
-    """initramfs.list with one line per built test module."""
+def list_file(modules: Sequence[tuple[str, Path]],
+              skips: Sequence[tuple[str, Path]] = ()) -> str:
+    """initramfs.list with one line per built test module and one per
+    skip file (the guest's case reads the reason from it)."""
     lines = [LIST.read_text().rstrip('\n')]
     lines += [f'file /modules/{name}.ko {ko} 0644 0 0'
               for name, ko in modules]
+    lines += [f'file /modules/{name}.skip {path} 0644 0 0'
+              for name, path in skips]
     return '\n'.join(lines) + '\n'
 
 
+def write_skips(skipped: Mapping[str, str], out: Path) -> list[tuple[str, Path]]:
+    """out/skip/NAME.skip holding the reason, per skipped module."""
+    folder = out / 'skip'
+    if folder.is_dir():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    files = []
+    for name, reason in sorted(skipped.items()):
+        path = folder / f'{name}.skip'
+        path.write_text(reason + '\n')
+        files.append((name, path))
+    return files
+
+
 def make_initramfs(build_dir: Path, modules: Sequence[tuple[str, Path]],
-                   out: Path) -> Path:
+                   out: Path, skipped: Mapping[str, str] | None = None
+                   ) -> Path:
     """out/initramfs.cpio.gz (and out/initramfs.list, for reading)."""
     busybox = find_busybox()
     gen = build_dir / 'usr' / 'gen_init_cpio'
     if not gen.is_file():
         raise ToolError(f'{gen}: missing; is CONFIG_BLK_DEV_INITRD set?')
     listing = out / 'initramfs.list'
-    listing.write_text(list_file(modules))
+    listing.write_text(list_file(modules, write_skips(skipped or {}, out)))
     env = {'BUSYBOX': busybox, 'INIT': str(INIT),
            'GUEST_CASES': str(GUEST_CASES), 'KBUILD': str(build_dir)}
     cpio = out / 'initramfs.cpio'

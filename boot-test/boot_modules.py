@@ -7,6 +7,12 @@ into warnings (else they never reach the loader); a second, default build
 of those checks that modpost stops them first, with its message.  make
 nsdeps runs on a module named kvm that imports nothing: it must add the
 quoted "DMA_BUF" import and never one of "module:kvm".
+
+A module that tests a kvm-only export the kernel itself has (not one the
+series makes) is skipped, with the reason, where the built kernel's
+Module.symvers shows no such export (6.1 exports anon_inode_make_secure_inode
+to everybody): it is not built, modpost's case is a SKIP, and the guest
+finds NAME.skip instead of NAME.ko.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from __future__ import annotations
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 from boot_kernel import Build
 from boot_results import Case, Status
@@ -33,10 +39,18 @@ class ModuleSpec(NamedTuple):
     # Messages of which modpost must print one when it stops the module in
     # a default build; empty: modpost has no reason to stop it.
     modpost_messages: tuple[str, ...] = ()
+    # A symbol this kernel must export to kvm only for the module to test
+    # anything; without that export the module's cases are skipped.
+    needs_kvm_only: str = ''
 
 
 RESTRICTED = 'exported only for modules kvm'
 RESERVED = 'imports the reserved namespace module:kvm'
+# modpost's words for a missing import: to 6.12, and from 6.13 on.
+NO_IMPORT = ('module dma_buf_no_import uses symbol dma_buf_put from '
+             'namespace DMA_BUF, but does not import it.',
+             "module uses symbol 'dma_buf_put' from namespace 'DMA_BUF', "
+             'but does not import it.')
 
 MODULES = (
     ModuleSpec('fpu_swap_intruder', True, (
@@ -44,20 +58,55 @@ MODULES = (
         + RESTRICTED,)),
     ModuleSpec('anon_inode_intruder', True, (
         'module anon_inode_intruder uses symbol anon_inode_make_secure_inode '
-        + RESTRICTED,)),
+        + RESTRICTED,), 'anon_inode_make_secure_inode'),
     ModuleSpec('anon_inode_import_intruder', True, (
         'module anon_inode_import_intruder uses symbol '
         'anon_inode_make_secure_inode ' + RESTRICTED,
-        'module anon_inode_import_intruder ' + RESERVED)),
+        'module anon_inode_import_intruder ' + RESERVED),
+        'anon_inode_make_secure_inode'),
     ModuleSpec('reserved_ns_import', True, (
         'module reserved_ns_import ' + RESERVED,)),
     ModuleSpec('tuxedo_io', True),
     ModuleSpec('clevo_wmi', False),
     ModuleSpec('dma_buf_import', False),
-    ModuleSpec('dma_buf_no_import', True, (
-        'module dma_buf_no_import uses symbol dma_buf_put from namespace '
-        'DMA_BUF, but does not import it.',)),
+    ModuleSpec('dma_buf_no_import', True, NO_IMPORT),
 )
+
+
+def exports(symvers: str) -> dict[str, tuple[str, str]]:
+    """Module.symvers: symbol -> (export macro, namespace)."""
+    found = {}
+    for line in symvers.splitlines():
+        fields = line.split('\t')
+        if len(fields) >= 4:
+            found[fields[1]] = (fields[3], fields[4] if len(fields) > 4
+                                else '')
+    return found
+
+
+def skip_reason(spec: ModuleSpec, symbols: dict[str, tuple[str, str]]
+                ) -> Optional[str]:
+    """Why spec tests nothing on this kernel, or None."""
+    if not spec.needs_kvm_only:
+        return None
+    sym = spec.needs_kvm_only
+    if sym not in symbols:
+        return f'this kernel does not export {sym}'
+    macro, namespace = symbols[sym]
+    if (namespace.startswith('module:')
+            and 'kvm' in namespace.removeprefix('module:').split(',')):
+        return None
+    return (f'this kernel exports {sym} to every module ({macro}'
+            f'{", namespace " + namespace if namespace else ""}), '
+            'not to kvm only')
+
+
+def skipped(b: Build) -> dict[str, str]:
+    """The test modules this kernel skips, with the reason (read from the
+    build's Module.symvers)."""
+    symbols = exports((b.build_dir / 'Module.symvers').read_text())
+    return {spec.name: reason for spec in MODULES
+            if (reason := skip_reason(spec, symbols)) is not None}
 
 
 def module_dir(b: Build, name: str, default_modpost: bool = False) -> Path:
@@ -109,11 +158,17 @@ def modpost_case(spec: ModuleSpec,
 def build_all(b: Build, log: Path) -> list[Case]:
     """Every test module (for the guest), the default-modpost builds and
     make nsdeps; the host-side cases."""
-    jobs: list[tuple[ModuleSpec, bool]] = [(s, False) for s in MODULES]
-    jobs += [(s, True) for s in MODULES if s.modpost_messages]
+    skip = skipped(b)
+    for name in skip:
+        # No stale .ko of an earlier run in the initramfs.
+        (module_dir(b, name) / f'{name}.ko').unlink(missing_ok=True)
+    cases = [Case(f'modpost_stops_{s.name}', Status.SKIP, reason=skip[s.name])
+             for s in MODULES if s.name in skip and s.modpost_messages]
+    todo = [s for s in MODULES if s.name not in skip]
+    jobs: list[tuple[ModuleSpec, bool]] = [(s, False) for s in todo]
+    jobs += [(s, True) for s in todo if s.modpost_messages]
     with ThreadPoolExecutor(max_workers=b.jobs) as pool:
         procs = list(pool.map(lambda j: build_module(b, *j), jobs))
-    cases = []
     with log.open('w') as f:
         for (spec, default_modpost), proc in zip(jobs, procs):
             how = ' (default modpost)' if default_modpost else ''
@@ -127,6 +182,8 @@ def build_all(b: Build, log: Path) -> list[Case]:
                       f'{tail(proc.stdout, 5)}')
             if default_modpost:
                 cases.append(modpost_case(spec, proc))
+    order = {spec.name: i for i, spec in enumerate(MODULES)}
+    cases.sort(key=lambda c: order[c.name.removeprefix('modpost_stops_')])
     cases.append(nsdeps_case(b, log.with_name('nsdeps.log')))
     return cases
 

@@ -75,7 +75,8 @@ def step_modules(c: Context) -> None:
 
 def step_initramfs(c: Context) -> None:
     boot_initramfs.make_initramfs(c.build.build_dir,
-                                  boot_modules.built(c.build), c.out)
+                                  boot_modules.built(c.build), c.out,
+                                  boot_modules.skipped(c.build))
 
 
 def step_boot(c: Context) -> None:

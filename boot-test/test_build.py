@@ -144,3 +144,53 @@ def test_parser_defaults_and_required_ksrc(tmp_path: Path) -> None:
 def test_a_missing_wrapper_is_one_line_error(tmp_path: Path) -> None:
     assert run.main(['config', '--ksrc', str(tmp_path),
                      '--cc-wrapper', 'no-such-wrapper']) == 1
+
+
+SYMVERS = ('0x00000000\tanon_inode_make_secure_inode\tvmlinux\t'
+           'EXPORT_SYMBOL_GPL\tmodule:kvm\n'
+           '0x00000000\tdma_buf_put\tvmlinux\tEXPORT_SYMBOL_GPL\tDMA_BUF\n'
+           '0x00000000\tktime_get\tvmlinux\tEXPORT_SYMBOL_GPL\t\n')
+ANON = next(s for s in boot_modules.MODULES
+            if s.name == 'anon_inode_intruder')
+
+
+def test_a_kvm_only_export_of_the_kernel_is_tested() -> None:
+    symbols = boot_modules.exports(SYMVERS)
+    assert symbols['dma_buf_put'] == ('EXPORT_SYMBOL_GPL', 'DMA_BUF')
+    assert boot_modules.skip_reason(ANON, symbols) is None
+    for spec in boot_modules.MODULES:
+        if not spec.needs_kvm_only:
+            assert boot_modules.skip_reason(spec, {}) is None
+    upstream = boot_modules.exports(SYMVERS.replace(
+        'module:kvm', 'module:kvm,kvm-amd,kvm-intel'))
+    assert boot_modules.skip_reason(ANON, upstream) is None
+
+
+def test_without_the_kvm_only_export_the_module_is_skipped() -> None:
+    # 6.1: exported to everybody; a kernel without the symbol; a module:
+    # namespace for other modules.
+    everybody = boot_modules.exports(SYMVERS.replace('module:kvm', ''))
+    assert boot_modules.skip_reason(ANON, everybody) == (
+        'this kernel exports anon_inode_make_secure_inode to every module '
+        '(EXPORT_SYMBOL_GPL), not to kvm only')
+    assert boot_modules.skip_reason(ANON, {}) == (
+        'this kernel does not export anon_inode_make_secure_inode')
+    other = boot_modules.exports(SYMVERS.replace('module:kvm',
+                                                 'module:kvmfoo'))
+    assert 'namespace module:kvmfoo' in boot_modules.skip_reason(ANON, other)
+
+
+def test_skipped_modules_reach_the_guest_as_skip_files(tmp_path: Path
+                                                       ) -> None:
+    b = boot_kernel.Build(tmp_path, tmp_path / 'build')
+    b.build_dir.mkdir()
+    (b.build_dir / 'Module.symvers').write_text(
+        SYMVERS.replace('module:kvm', ''))
+    skipped = boot_modules.skipped(b)
+    assert sorted(skipped) == ['anon_inode_import_intruder',
+                               'anon_inode_intruder']
+    files = boot_initramfs.write_skips(skipped, tmp_path / 'out')
+    text = boot_initramfs.list_file([], files)
+    path = tmp_path / 'out' / 'skip' / 'anon_inode_intruder.skip'
+    assert f'file /modules/anon_inode_intruder.skip {path} 0644 0 0' in text
+    assert path.read_text() == skipped['anon_inode_intruder'] + '\n'
