@@ -243,7 +243,8 @@ def run_verify(args: argparse.Namespace) -> int:
     if note:
         log(f"verify: {note}")
     make = verify.Make(args.jobs, wrapper)
-    log(f"verify: {out / 'series'}, {verify.ARCH} {verify.CONFIG} in "
+    log(f"verify: {out / 'series'}, {verify.ARCH} {verify.CONFIG} (other "
+        "architectures' files: their own, nsgen/cross.py) in "
         f"{workdir}/verify, make -j{args.jobs} CC='{kbuild.cc(wrapper)}'")
     o = verify.verify(ksrc, workdir, out, make, args.limit, log,
                       args.recompute)

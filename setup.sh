@@ -3,6 +3,8 @@
 # missing), and fetch and unpack a linux-source-X package.
 #
 #   setup.sh deps               install missing packages (tools only)
+#   setup.sh install PKG...     install those of PKG... that are missing
+#                               (make verify: the cross compilers it needs)
 #   setup.sh source KVER DIR    unpack linux-source-KVER into DIR/linux-source-KVER
 #   setup.sh resolve KVER DIR   print KVER, or for 'N.x' the newest linux-source-N.*
 #                               that Debian serves (private apt state in DIR/.apt)
@@ -45,14 +47,19 @@ apt_install() {
 	apt-get install -y -q --no-install-recommends "$@" >&2 || die "apt-get install $* failed"
 }
 
-deps() {
+# install_missing PKG...: apt-get install those not installed yet.
+install_missing() {
 	local p missing=()
-	for p in "${PACKAGES[@]}"; do
+	for p in "$@"; do
 		installed "$p" || missing+=("$p")
 	done
 	if [ "${#missing[@]}" -gt 0 ]; then
 		apt_install "${missing[@]}"
 	fi
+}
+
+deps() {
+	install_missing "${PACKAGES[@]}"
 }
 
 # The machine's own apt knows linux-source-KVER?
@@ -145,7 +152,8 @@ source_tree() {
 
 case "${1:-}" in
 deps) deps ;;
+install) [ $# -ge 2 ] || die "usage: setup.sh install PKG..."; shift; install_missing "$@" ;;
 source) [ $# -eq 3 ] || die "usage: setup.sh source KVER DIR"; source_tree "$2" "$3" ;;
 resolve) [ $# -eq 3 ] || die "usage: setup.sh resolve KVER DIR"; resolve "$2" "$3" ;;
-*) die "usage: setup.sh deps | source KVER DIR | resolve KVER DIR" ;;
+*) die "usage: setup.sh deps | install PKG... | source KVER DIR | resolve KVER DIR" ;;
 esac

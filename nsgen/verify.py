@@ -2,12 +2,15 @@
 preprocesses to the same tokens before and after it.
 
 One git work tree of the baseline repository (WORKDIR/verify/src) and one
-out-of-tree build directory configured with x86_64 allmodconfig serve both
-sides: checked out at the commit's parent, 'make prepare'd, every file
-preprocessed in one make invocation (make -k O=BUILD a.i b.i ...) and the
-outputs set aside; then checked out at the commit (which rewrites only the
-files the commit changes), prepared again (kbuild redoes only what those
-files feed) and preprocessed again.  The outputs are compared with the line
+out-of-tree build directory per architecture serve both sides: x86_64 with
+allmodconfig for most files, and for the files of another architecture's
+arch/ directory that architecture with Debian's cross compiler and a small
+configuration (nsgen/cross.py).  The tree is checked out at the commit's
+parent, each build directory 'make prepare'd, its files preprocessed in
+one make invocation (make -k O=BUILD a.i b.i ...) and the outputs set
+aside; then checked out at the commit (which rewrites only the files the
+commit changes), prepared again (kbuild redoes only what those files feed)
+and preprocessed again.  The outputs are compared with the line
 markers (# N "file") dropped and all whitespace collapsed.  A passing result
 is recorded with a hash of its inputs and reused while they stay the same.
 
@@ -27,19 +30,19 @@ import os
 import re
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import Callable
 
-from . import convert, kbuild
+from . import convert, cross, kbuild
 from .run import ToolError, run
 from .series import apply_patch, patch_files
 from .tree import KernelTree, Repo, attach_worktree, snapshot
 
 LINE_MARKER = re.compile(rb'^#\s*\d+(?:\s+".*)?$', re.M)
-CONFIG = "allmodconfig"
-ARCH = "x86_64"
+CONFIG = cross.NATIVE.config
+ARCH = cross.NATIVE.arch
 MAKE_TIMEOUT = 4 * 3600
 
 
@@ -68,6 +71,8 @@ class Outcome:
     seconds: dict[str, float] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     inputs: str = ""              # inputs_key() of the run
+    # the other architectures used: "arm64 defconfig" -> compiler version
+    cross: dict[str, str] = field(default_factory=dict)
 
     def of(self, verdict: Verdict) -> list[FileResult]:
         return [f for f in self.files if f.verdict is verdict]
@@ -134,14 +139,17 @@ def apply_series(ksrc: KernelTree, workdir: Path, series_dir: Path,
 
 @dataclass(frozen=True)
 class Make:
-    """How verify runs kbuild: job count and compiler wrapper."""
+    """How verify runs kbuild: job count, compiler wrapper, architecture."""
     jobs: int = 1
     wrapper: str = ""
+    target: cross.Target = cross.NATIVE
 
     def __call__(self, src: Path, build: Path, *targets: str,
                  keep_going: bool = False) -> str:
-        cmd = ["make", "-C", str(src), f"O={build}", f"ARCH={ARCH}",
-               f"CC={kbuild.cc(self.wrapper)}", f"-j{self.jobs}",
+        t = self.target
+        cmd = ["make", "-C", str(src), f"O={build}", f"ARCH={t.arch}",
+               *([f"CROSS_COMPILE={t.cross}"] if t.cross else []),
+               f"CC={kbuild.cc(self.wrapper, t.compiler)}", f"-j{self.jobs}",
                *(["-k"] if keep_going else []), *targets]
         proc = run(cmd, timeout=MAKE_TIMEOUT, check=not keep_going,
                    env={"LC_ALL": "C",
@@ -187,21 +195,28 @@ def preprocess(make: Make, src: Path, build: Path, files: list[str]) -> str:
     return log
 
 
-def prepare(make: Make, src: Path, build: Path, rev: str) -> bool:
-    """Configure build with allmodconfig and 'make prepare' it, unless it
+def prepare(make: Make, src: Path, build: Path, rev: str,
+            options: list[str] = []) -> bool:
+    """Configure build with the target's configuration (and options, set
+    with the tree's scripts/config) and 'make prepare' it, unless it
     already is for this source revision.  True when work was done."""
     stamp = build / ".nsgen-verify-prepared"
     config = build / ".config"
+    t = make.target
 
     def current() -> str:
         conf = hashlib.sha256(config.read_bytes()).hexdigest()[:16] \
             if config.is_file() else "-"
-        return f"{rev} {ARCH} {CONFIG} {conf}\n"
+        return f"{rev} {t.arch} {t.config} {' '.join(options)} {conf}\n"
 
     if stamp.is_file() and stamp.read_text() == current():
         return False
     build.mkdir(parents=True, exist_ok=True)
-    make(src, build, CONFIG)
+    make(src, build, t.config)
+    if options:
+        run([src / "scripts" / "config", "--file", config,
+             *(w for o in options for w in ("--enable", o))])
+        make(src, build, "olddefconfig")
     make(src, build, "prepare")
     stamp.write_text(current())
     return True
@@ -298,6 +313,29 @@ def set_aside(src: Path, build: Path, files: list[str], dest: Path) -> None:
             made.replace(target)
 
 
+def saved_dir(base: Path, t: cross.Target) -> Path:
+    """Where the 'before' outputs of target t are set aside."""
+    return base / ("before-out" if t is cross.NATIVE
+                   else f"before-out-{t.name}")
+
+
+SETUP = Path(__file__).resolve().parent.parent / "setup.sh"
+
+
+def install_compilers(files: list[str], log: Callable[[str], None]) -> None:
+    """Install the missing cross compilers files need (setup.sh install);
+    if that fails, say so: their files are then named as not
+    preprocessed, with the reason."""
+    missing = cross.packages(files)
+    if not missing:
+        return
+    log(f"  installing the cross compilers: {' '.join(missing)}")
+    try:
+        run([SETUP, "install", *missing], timeout=1800)
+    except ToolError as e:
+        log(f"  could not install {' '.join(missing)}: {e}")
+
+
 def pick(files: list[str], limit: int | None) -> list[str]:
     """All files, or limit of them spread evenly over the sorted list."""
     if not limit or limit >= len(files):
@@ -307,14 +345,17 @@ def pick(files: list[str], limit: int | None) -> list[str]:
 
 
 def inputs_key(work: Repo, commit: str, parent: str, message: str,
-               compiler: str, allow: dict[str, str]) -> str:
+               compiler: str, allow: dict[str, str],
+               cross_compilers: dict[str, str] | None = None) -> str:
     """A hash of everything a verdict depends on: both trees, the commit
-    message (allowed differences must be named there), the compiler, the
-    configuration, this comparison code and the allow list."""
+    message (allowed differences must be named there), the compilers, the
+    configurations, this comparison code, the targets and the allow list."""
     h = hashlib.sha256()
     trees = work.git("rev-parse", f"{parent}^{{tree}}", f"{commit}^{{tree}}")
     for part in (trees, message, compiler, ARCH, CONFIG,
+                 json.dumps(cross_compilers or {}, sort_keys=True),
                  Path(__file__).read_text(),
+                 Path(cross.__file__).read_text(),
                  json.dumps(allow, sort_keys=True)):
         h.update(part.encode() + b"\0")
     return h.hexdigest()
@@ -341,49 +382,75 @@ def verify(ksrc: KernelTree, workdir: Path, out: Path, make: Make,
                                          "--", "*.c").split())
     files = pick(touched, limit)
     compiler = run(["gcc", "--version"]).stdout.splitlines()[0]
+    groups = cross.group(files)
+    install_compilers(files, log)
+    cross_compilers = {
+        t.describe(): run([t.compiler, "--version"]).stdout.splitlines()[0]
+        for t in groups if t is not cross.NATIVE and t.available()}
     allow = convert.read_allow()
-    key = inputs_key(work, commit, parent, message, compiler, allow)
+    key = inputs_key(work, commit, parent, message, compiler, allow,
+                     cross_compilers)
     old = recorded(workdir, tree)
     if limit is None and not recompute and old is not None \
             and old.inputs == key and old.passed and old.complete:
         log(f"  recorded result for the same inputs (both trees, the "
-            f"commit message, {compiler}, {ARCH} {CONFIG}, verify.py, the "
-            f"allow list) reused from {workdir / 'verify' / 'results'}; "
+            f"commit message, the compilers, the configurations, "
+            f"verify.py, the allow list) reused from {workdir / 'verify' / 'results'}; "
             "--recompute redoes it")
         write_results(old, out / "verify", {}, {})
         return old
     outcome = Outcome(commit, parent, tree, compiler, total=len(touched),
-                      inputs=key)
+                      inputs=key, cross=cross_compilers)
     base = workdir / "verify"
     drop_old_layout(base, log)
     sides = {"before": parent, "after": commit}
-    build, saved = base / "build", base / "before-out"
+    runnable = {t: fs for t, fs in groups.items() if t.available()}
+    for t, fs in groups.items():
+        if t not in runnable:
+            why = cross.unknown_reason(t) or t.unavailable_reason()
+            outcome.files += [FileResult(f, Verdict.FAILED, why) for f in fs]
     logs: dict[str, str] = {}
+    src = base / "src"
     for side, rev in sides.items():
-        t = time.monotonic()
         src = attach_worktree(git_dir, rev, base / "src").work_tree
         assert src is not None
-        did = prepare(make, src, build, rev)
-        outcome.seconds[f"prepare {side}"] = round(time.monotonic() - t, 1)
-        what = f"configured ({CONFIG}) and prepared" if did \
-            else "build directory already prepared"
-        log(f"  {side} ({rev[:12]}): {what}: {time.monotonic() - t:.1f} s")
-        t = time.monotonic()
-        logs[side] = preprocess(make, src, build, files)
-        outcome.seconds[f"preprocess {side}"] = round(time.monotonic() - t, 1)
-        log(f"  {side}: {len(files)} files preprocessed: "
-            f"{time.monotonic() - t:.1f} s")
-        if side == "before":
-            set_aside(src, build, files, saved)
-            # the log then names the outputs where they now are
-            logs[side] = logs[side].replace(f"{src}/", f"{saved}/")
-    t = time.monotonic()
+        logs[side] = ""
+        for t, fs in runnable.items():
+            build = base / t.build_name
+            m = replace(make, target=t)
+            suffix = "" if t is cross.NATIVE else f" ({t.name})"
+            start_t = time.monotonic()
+            options = sorted({o for f in fs for o in cross.options_for(src, f)}) \
+                if t is not cross.NATIVE else []
+            did = prepare(m, src, build, rev, options)
+            took = round(time.monotonic() - start_t, 1)
+            outcome.seconds[f"prepare {side}{suffix}"] = took
+            what = (f"configured ({t.describe()}"
+                    f"{' + ' + ' '.join(options) if options else ''}) and "
+                    "prepared" if did else "build directory already prepared")
+            log(f"  {side} ({rev[:12]}){suffix}: {what}: {took:.1f} s")
+            start_t = time.monotonic()
+            text = preprocess(m, src, build, fs)
+            took = round(time.monotonic() - start_t, 1)
+            outcome.seconds[f"preprocess {side}{suffix}"] = took
+            log(f"  {side}{suffix}: {len(fs)} files preprocessed: {took:.1f} s")
+            if side == "before":
+                saved = saved_dir(base, t)
+                set_aside(src, build, fs, saved)
+                # the log then names the outputs where they now are
+                text = text.replace(f"{src}/", f"{saved}/")
+            logs[side] += f"### {t.describe()}\n{text}"
+    t0 = time.monotonic()
     digests = Digests(base / "digests.json")
-    diffs = compare(outcome, files, {"before": (saved, saved),
-                                     "after": (src, build)},
-                    logs, allow, message, digests)
+    diffs: dict[str, str] = {}
+    for t, fs in runnable.items():
+        saved = saved_dir(base, t)
+        diffs.update(compare(outcome, fs, {
+            "before": (saved, saved), "after": (src, base / t.build_name)},
+            logs, allow, message, digests))
+    outcome.files.sort(key=lambda r: r.path)
     digests.save()
-    outcome.seconds["compare"] = round(time.monotonic() - t, 1)
+    outcome.seconds["compare"] = round(time.monotonic() - t0, 1)
     outcome.seconds["total"] = round(time.monotonic() - start, 1)
     write_results(outcome, out / "verify", logs, diffs)
     if outcome.complete:
@@ -435,6 +502,8 @@ def summary_text(o: Outcome) -> str:
         f"commit {o.commit} (tree {o.tree})",
         f"parent {o.parent}",
         f"configuration: {ARCH} {CONFIG}, {o.compiler}",
+        *(f"configuration: {conf} (the files of its arch/), {version}"
+          for conf, version in sorted(o.cross.items())),
         f"files: {len(o.files)} of the {o.total} C files the commit touches"
         + ("" if o.complete else " (a subset: not recorded for the cover letter)"),
         o.counts(),
@@ -487,15 +556,17 @@ def cover_lines(workdir: Path, repo: Repo) -> str:
         return ("  - equivalence of the preprocessed output: not run for "
                 "this series; make verify")
     failed = o.of(Verdict.FAILED)
+    others = "".join(f",\n    {conf} for the files of its arch/ ({version})"
+                     for conf, version in sorted(o.cross.items()))
     lines = [f"  - equivalence (make verify): the {o.total} C files the "
              "ns-string commit\n"
              f"    touches, preprocessed before and after it with {ARCH} "
-             f"{CONFIG}\n    ({o.compiler}), compared without line "
-             "markers and whitespace:\n"
+             f"{CONFIG}\n    ({o.compiler}){others},\n"
+             "    compared without line markers and whitespace:\n"
              f"    {len(o.of(Verdict.IDENTICAL))} identical, "
              f"{len(o.of(Verdict.DIFFERENT))} different, "
              f"{len(o.of(Verdict.ALLOWED))} different but allowed,\n"
-             f"    {len(failed)} could not be preprocessed on {ARCH}"
+             f"    {len(failed)} could not be preprocessed"
              f"{':' if failed else ''}"]
     lines.extend(f"      {f.path} ({f.detail})" for f in failed)
     for f in o.of(Verdict.ALLOWED):

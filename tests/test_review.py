@@ -252,13 +252,18 @@ def test_cover_lines_quote_only_this_series(tmp_path: Path,
         verify.cover_lines(tmp_path, None)  # type: ignore[arg-type]
     o = verify.Outcome("c" * 40, "p" * 40, tree, "gcc 12", total=2, files=[
         verify.FileResult("a.c", verify.Verdict.IDENTICAL),
-        verify.FileResult("arm.c", verify.Verdict.FAILED, "asm/neon.h: none")])
+        verify.FileResult("arch/loongarch/x.c", verify.Verdict.FAILED,
+                          "Debian 12 has no cross compiler for loongarch")],
+        cross={"arm64 defconfig": "aarch64-linux-gnu-gcc 12"})
     (tmp_path / "verify" / "results").mkdir(parents=True)
     (tmp_path / "verify" / "results" / f"{tree}.json").write_text(o.to_json())
     text = verify.cover_lines(tmp_path, None)  # type: ignore[arg-type]
+    assert "x86_64 allmodconfig\n    (gcc 12),\n    arm64 defconfig for the " \
+        "files of its arch/ (aarch64-linux-gnu-gcc 12),\n" in text
     assert "    1 identical, 0 different, 0 different but allowed,\n" \
-        "    1 could not be preprocessed on x86_64:\n" \
-        "      arm.c (asm/neon.h: none)" in text
+        "    1 could not be preprocessed:\n" \
+        "      arch/loongarch/x.c (Debian 12 has no cross compiler for " \
+        "loongarch)" in text
 
 
 def test_external_module_dir(tmp_path: Path) -> None:
