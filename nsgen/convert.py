@@ -167,7 +167,13 @@ def ns_string(repo: Repo, spatch_bin: str, version: str, jobs: int,
                            for d, _ in found.roots)
     text_lines = "\n".join(f"{s.path}:{s.line}: {s.macro}(..., {s.arg})"
                            for s in leftovers) or "(none)"
-    rule_lines = "\n".join(f"{r.path}: {r.why}" for r in rules)
+    # The rules of this tree: scripts that mention the macros, and the
+    # documentation sentences that were fixed.
+    mentioned = set(all_files)
+    rule_lines = "\n".join(
+        f"{r.path}: {r.why}" for r in rules
+        if r.path in mentioned and (not textconv.PROSE_OR_C.search(r.path)
+                                    or r.path in scripts)) or "(none)"
     cmd = shlex.join([spatch_bin, "--sp-file", "cocci/ns_string.cocci",
                       *[o if o != str(hints) else "cocci/ns_string.h"
                         for o in options], "--in-place", "FILE..."])
@@ -201,7 +207,8 @@ documentation, code spatch cannot parse):
 
 {indent(text_lines)}
 
-Scripts that read or write the macros:
+Scripts that read or write the macros, and sentences of the documentation
+that said the namespace is an identifier:
 
 {indent(rule_lines)}
 {default_paragraph(defaults)}{allow_paragraph(changed)}

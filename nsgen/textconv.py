@@ -108,17 +108,22 @@ def apply_script_rules(root: Path, files: Iterable[str],
         raise ToolError(f"{uncovered[0]} mentions a namespace macro but "
                         "cocci/scripts.rules has no rule for it; add one")
     touched: list[str] = []
+    mentioned = set(files)
     for r in rules:
         # A rule for a script that does not mention the macros in this
         # tree (an older kernel-doc that ignores namespaces, or one that
         # moved) has nothing to do here.
-        if r.path not in scripts or not r.pattern:
+        if r.path not in mentioned or not r.pattern:
             continue
+        prose = bool(PROSE_OR_C.search(r.path))
+        replacement = r.replacement.replace("\\n", "\n") if prose \
+            else r.replacement
         target = root / r.path
         text = read_text(target)
-        new, n = re.subn(r.pattern, lambda _m: r.replacement, text)
-        if n == 0 and r.replacement in text:
-            continue        # already converted
+        new, n = re.subn(r.pattern, lambda _m: replacement, text)
+        if n == 0 and (prose or replacement in text):
+            # already converted; or prose this tree words otherwise
+            continue
         if n != r.count:
             raise ToolError(f"cocci/scripts.rules: {r.path}: expected "
                             f"{r.count} match(es) of {r.pattern!r}, found "

@@ -34,7 +34,9 @@ FILES = {
         "EXPORT_SYMBOL_GPL(fpu_swap_kvm_fpstate);\n"),
     "arch/x86/kvm/Makefile": "obj-$(CONFIG_KVM) += kvm.o\n",
     "Documentation/core-api/symbol-namespaces.rst": (
-        "Example::\n\n\tEXPORT_SYMBOL_NS(usb_stor_suspend, USB_STORAGE);\n\n"
+        "Please note that due to macro expansion that argument needs to be a\n"
+        "preprocessor symbol. E.g.::\n\n"
+        "\tEXPORT_SYMBOL_NS(usb_stor_suspend, USB_STORAGE);\n\n"
         "Use MODULE_IMPORT_NS() to import.\n"),
     "scripts/kernel-doc": (
         "my $export_symbol_ns = '^\\s*EXPORT_SYMBOL_NS(_GPL)?\\s*\\(\\s*(\\w+)"

@@ -66,8 +66,13 @@ def test_series_converts_and_leaves_input_alone(env: dict[str, Path]) -> None:
     assert '"FOO")' in (work / "drivers/foo/foo.h").read_text()
     assert 'ns=\\"$1\\"' in (work / "scripts/nsdeps").read_text()
     assert '"[^"]+"' in (work / "scripts/kernel-doc").read_text()
-    assert '(usb_stor_suspend, "USB_STORAGE")' in \
-        (work / "Documentation/core-api/symbol-namespaces.rst").read_text()
+    doc = (work / "Documentation/core-api/symbol-namespaces.rst").read_text()
+    assert '(usb_stor_suspend, "USB_STORAGE")' in doc
+    assert doc.startswith("It is a string literal: the namespace's name in "
+                          "double\nquotes. E.g.::\n")
+    patch = (env["out"] / "series" / names[1]).read_text()
+    assert ("Documentation/core-api/symbol-namespaces.rst: the namespace "
+            "argument is now a string literal") in patch
     assert 'EXPORT_SYMBOL_GPL_FOR(fpu_swap_kvm_fpstate, "kvm");' in \
         (work / "arch/x86/kernel/fpu/core.c").read_text()
     cover = (env["out"] / "series" / "0000-cover-letter.patch").read_text()
