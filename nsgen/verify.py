@@ -29,6 +29,7 @@ import json
 import os
 import re
 import shutil
+import textwrap
 import time
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
@@ -73,6 +74,17 @@ class Outcome:
     inputs: str = ""              # inputs_key() of the run
     # the other architectures used: "arm64 defconfig" -> compiler version
     cross: dict[str, str] = field(default_factory=dict)
+    # of total: C files the commit does not touch, in a directory whose
+    # Makefile (flags such as -DDEFAULT_SYMBOL_NAMESPACE) it changes
+    by_makefile: int = 0
+
+    def what(self) -> str:
+        """What the total counts."""
+        if not self.by_makefile:
+            return f"the {self.total} C files the ns-string commit touches"
+        return (f"the {self.total} C files: {self.total - self.by_makefile} "
+                f"the ns-string commit touches, {self.by_makefile} in "
+                "directories whose Makefile it changes")
 
     def of(self, verdict: Verdict) -> list[FileResult]:
         return [f for f in self.files if f.verdict is verdict]
@@ -313,6 +325,21 @@ def set_aside(src: Path, build: Path, files: list[str], dest: Path) -> None:
             made.replace(target)
 
 
+MAKEFILE = re.compile(r"(^|/)(Makefile|Kbuild)$")
+
+
+def built_by_makefiles(work: Repo, commit: str, changed: list[str]
+                       ) -> list[str]:
+    """The C files in the directories of the changed Makefiles and Kbuild
+    files: their flags (ccflags-y) reach every file there."""
+    dirs = sorted({str(Path(f).parent) for f in changed if MAKEFILE.search(f)})
+    if not dirs:
+        return []
+    listing = work.git("ls-tree", "--name-only", commit, "--",
+                       *(f"{d}/" for d in dirs)).split()
+    return sorted(f for f in listing if f.endswith(".c"))
+
+
 def saved_dir(base: Path, t: cross.Target) -> Path:
     """Where the 'before' outputs of target t are set aside."""
     return base / ("before-out" if t is cross.NATIVE
@@ -377,9 +404,11 @@ def verify(ksrc: KernelTree, workdir: Path, out: Path, make: Make,
     log(f"  {out / 'series'} applied up to {commit[:12]}: "
         f"{time.monotonic() - start:.1f} s")
     message = work.git("log", "-1", "--format=%B", commit)
-    touched = sorted(f for f in work.git("diff-tree", "-r", "--name-only",
-                                         "--no-renames", parent, commit,
-                                         "--", "*.c").split())
+    changed = work.git("diff-tree", "-r", "--name-only", "--no-renames",
+                       parent, commit).split()
+    direct = {f for f in changed if f.endswith(".c")}
+    flagged = set(built_by_makefiles(work, commit, changed)) - direct
+    touched = sorted(direct | flagged)
     files = pick(touched, limit)
     compiler = run(["gcc", "--version"]).stdout.splitlines()[0]
     groups = cross.group(files)
@@ -400,7 +429,8 @@ def verify(ksrc: KernelTree, workdir: Path, out: Path, make: Make,
         write_results(old, out / "verify", {}, {})
         return old
     outcome = Outcome(commit, parent, tree, compiler, total=len(touched),
-                      inputs=key, cross=cross_compilers)
+                      inputs=key, cross=cross_compilers,
+                      by_makefile=len(flagged))
     base = workdir / "verify"
     drop_old_layout(base, log)
     sides = {"before": parent, "after": commit}
@@ -504,7 +534,7 @@ def summary_text(o: Outcome) -> str:
         f"configuration: {ARCH} {CONFIG}, {o.compiler}",
         *(f"configuration: {conf} (the files of its arch/), {version}"
           for conf, version in sorted(o.cross.items())),
-        f"files: {len(o.files)} of the {o.total} C files the commit touches"
+        f"files: {len(o.files)} of {o.what()}"
         + ("" if o.complete else " (a subset: not recorded for the cover letter)"),
         o.counts(),
     ]
@@ -556,13 +586,15 @@ def cover_lines(workdir: Path, repo: Repo) -> str:
         return ("  - equivalence of the preprocessed output: not run for "
                 "this series; make verify")
     failed = o.of(Verdict.FAILED)
-    others = "".join(f",\n    {conf} for the files of its arch/ ({version})"
+    others = "".join(f", {conf} for the files of its arch/ ({version})"
                      for conf, version in sorted(o.cross.items()))
-    lines = [f"  - equivalence (make verify): the {o.total} C files the "
-             "ns-string commit\n"
-             f"    touches, preprocessed before and after it with {ARCH} "
-             f"{CONFIG}\n    ({o.compiler}){others},\n"
-             "    compared without line markers and whitespace:\n"
+    head = textwrap.fill(
+        f"- equivalence (make verify): {o.what()}, preprocessed before and "
+        f"after it with {ARCH} {CONFIG} ({o.compiler}){others}, compared "
+        "without line markers and whitespace:", width=72,
+        initial_indent="  ", subsequent_indent="    ",
+        break_long_words=False, break_on_hyphens=False)
+    lines = [head,
              f"    {len(o.of(Verdict.IDENTICAL))} identical, "
              f"{len(o.of(Verdict.DIFFERENT))} different, "
              f"{len(o.of(Verdict.ALLOWED))} different but allowed,\n"

@@ -258,8 +258,13 @@ def test_cover_lines_quote_only_this_series(tmp_path: Path,
     (tmp_path / "verify" / "results").mkdir(parents=True)
     (tmp_path / "verify" / "results" / f"{tree}.json").write_text(o.to_json())
     text = verify.cover_lines(tmp_path, None)  # type: ignore[arg-type]
-    assert "x86_64 allmodconfig\n    (gcc 12),\n    arm64 defconfig for the " \
-        "files of its arch/ (aarch64-linux-gnu-gcc 12),\n" in text
+    assert " ".join(text.split()).startswith(
+        "- equivalence (make verify): the 2 C files the ns-string commit "
+        "touches, preprocessed before and after it with x86_64 allmodconfig "
+        "(gcc 12), arm64 defconfig for the files of its arch/ "
+        "(aarch64-linux-gnu-gcc 12), compared without line markers and "
+        "whitespace: 1 identical,")
+    assert max(len(line) for line in text.splitlines()) <= 72
     assert "    1 identical, 0 different, 0 different but allowed,\n" \
         "    1 could not be preprocessed:\n" \
         "      arch/loongarch/x.c (Debian 12 has no cross compiler for " \
@@ -331,3 +336,26 @@ def test_verify_drops_the_old_layout(tmp_path: Path) -> None:
     verify.drop_old_layout(tmp_path, said.append)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "src"]
     assert len(said) == 2
+
+
+def test_files_of_a_changed_makefile_are_verified(tmp_path: Path) -> None:
+    from nsgen.tree import Repo
+    for f, text in {"drivers/usb/storage/Makefile": "ccflags-y += -DX=Y\n",
+                    "drivers/usb/storage/usb.c": "int a;\n",
+                    "drivers/usb/storage/sub/deeper.c": "int b;\n",
+                    "drivers/usb/storage/usb.h": "int c;\n",
+                    "drivers/other/o.c": "int d;\n"}.items():
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text(text)
+    repo = Repo(tmp_path / ".git", tmp_path)
+    repo.git("init", "-q")
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "x")
+    changed = ["drivers/usb/storage/Makefile", "drivers/other/o.c"]
+    assert verify.built_by_makefiles(repo, "HEAD", changed) == \
+        ["drivers/usb/storage/usb.c"]
+    assert verify.built_by_makefiles(repo, "HEAD", ["drivers/other/o.c"]) \
+        == []
+    o = verify.Outcome("c", "p", "t", "gcc", total=9, by_makefile=2)
+    assert o.what() == ("the 9 C files: 7 the ns-string commit touches, 2 in "
+                        "directories whose Makefile it changes")
