@@ -50,6 +50,14 @@ def git_grep(repo: Repo, names: list[str], *paths: str) -> list[str]:
     return sorted(out.split())
 
 
+def default_ns_files(repo: Repo) -> list[str]:
+    """Files that name DEFAULT_SYMBOL_NAMESPACE, also inside a word: a
+    Makefile spells it -DDEFAULT_SYMBOL_NAMESPACE=FOO."""
+    out = repo.git("grep", "-l", "-I", "-F", "-e", textconv.DEFAULT_NS,
+                   "--", ".", check=False)
+    return sorted(out.split())
+
+
 def discover(repo: Repo, files: list[str] | None = None) -> macros.NsMacros:
     """Namespace macros of the work tree, following wrappers to a fixed point.
 
@@ -132,7 +140,7 @@ def ns_string(repo: Repo, spatch_bin: str, version: str, jobs: int,
     found = discover(repo)
     result = StepResult("ns-string", Status.NOTHING)
     names = found.names()
-    default_files = git_grep(repo, [textconv.DEFAULT_NS])
+    default_files = default_ns_files(repo)
     defaults = textconv.quote_default_namespace(root, default_files)
     if not names and not defaults:
         result.notes.append("no identifier namespaces: the tree is already "
@@ -549,8 +557,8 @@ def check_converted(repo: Repo, before: macros.NsMacros, spatch_bin: str,
     assert root is not None
     rules = textconv.load_rules(COCCI / "scripts.rules")
     problems = completeness(repo, before.ident, rules)
-    problems += textconv.bare_default_namespaces(
-        root, git_grep(repo, [textconv.DEFAULT_NS]))
+    problems += textconv.bare_default_namespaces(root,
+                                                 default_ns_files(repo))
     names = before.names()
     files = git_grep(repo, names)
     count = sum(1 for f in files if textconv.PROSE_OR_C.search(f)

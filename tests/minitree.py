@@ -33,6 +33,11 @@ FILES = {
         "void fpu_swap_kvm_fpstate(void)\n{\n}\n"
         "EXPORT_SYMBOL_GPL(fpu_swap_kvm_fpstate);\n"),
     "arch/x86/kvm/Makefile": "obj-$(CONFIG_KVM) += kvm.o\n",
+    # 6.1 spells DEFAULT_SYMBOL_NAMESPACE bare, in Makefiles and in C.
+    "drivers/bar/Makefile": ("ccflags-y += -DDEFAULT_SYMBOL_NAMESPACE=BAR\n"
+                             "obj-m += bar.o\n"),
+    "drivers/bar/baz.c": ("#undef DEFAULT_SYMBOL_NAMESPACE\n"
+                          "#define DEFAULT_SYMBOL_NAMESPACE BAZ\n"),
     "Documentation/core-api/symbol-namespaces.rst": (
         "Please note that due to macro expansion that argument needs to be a\n"
         "preprocessor symbol. E.g.::\n\n"

@@ -66,6 +66,10 @@ def test_series_converts_and_leaves_input_alone(env: dict[str, Path]) -> None:
     assert '"FOO")' in (work / "drivers/foo/foo.h").read_text()
     assert 'ns=\\"$1\\"' in (work / "scripts/nsdeps").read_text()
     assert '"[^"]+"' in (work / "scripts/kernel-doc").read_text()
+    assert "-DDEFAULT_SYMBOL_NAMESPACE='\"BAR\"'\n" in \
+        (work / "drivers/bar/Makefile").read_text()
+    assert '#define DEFAULT_SYMBOL_NAMESPACE "BAZ"\n' in \
+        (work / "drivers/bar/baz.c").read_text()
     doc = (work / "Documentation/core-api/symbol-namespaces.rst").read_text()
     assert '(usb_stor_suspend, "USB_STORAGE")' in doc
     assert doc.startswith("It is a string literal: the namespace's name in "
@@ -141,6 +145,14 @@ def test_check_finds_a_bare_namespace(env: dict[str, Path],
                           str(env["work"]), "--tree", str(dest)]) == 1
     out = capsys.readouterr().out
     assert "drivers/foo/foo.c:14: MODULE_IMPORT_NS(..., LEFT): bare" in out
+    # a bare DEFAULT_SYMBOL_NAMESPACE flag in a Makefile is found too
+    foo.write_text(foo.read_text().replace("MODULE_IMPORT_NS(LEFT);\n", ""))
+    bar = dest / "drivers/bar/Makefile"
+    bar.write_text(bar.read_text() + "ccflags-y += -DDEFAULT_SYMBOL_NAMESPACE=X\n")
+    assert generate.main(["check", "--ksrc", str(env["ksrc"]), "--workdir",
+                          str(env["work"]), "--tree", str(dest)]) == 1
+    out = capsys.readouterr().out
+    assert "drivers/bar/Makefile:3: DEFAULT_SYMBOL_NAMESPACE flag is bare" in out
 
 
 def one_error(capsys: pytest.CaptureFixture[str]) -> str:
