@@ -92,7 +92,7 @@ def test_make_args_carry_wrapper_and_jobs(tmp_path: Path) -> None:
 
 def test_every_module_has_a_source() -> None:
     for spec in boot_modules.MODULES:
-        assert (boot_modules.SOURCES / f'{spec.name}.c').is_file()
+        assert (boot_modules.SOURCES / f'{spec.kbuild_name}.c').is_file()
 
 
 def test_every_guest_case_is_a_function_of_init() -> None:
@@ -194,3 +194,18 @@ def test_skipped_modules_reach_the_guest_as_skip_files(tmp_path: Path
     path = tmp_path / 'out' / 'skip' / 'anon_inode_intruder.skip'
     assert f'file /modules/anon_inode_intruder.skip {path} 0644 0 0' in text
     assert path.read_text() == skipped['anon_inode_intruder'] + '\n'
+
+
+def test_forge_name_renames_only_the_module(tmp_path: Path) -> None:
+    spec = next(s for s in boot_modules.MODULES if s.forged_name)
+    old = spec.kbuild_name.encode()
+    ko = (b'\x7fELF' + old + b'_init\0' + old + b'.c\0'
+          + b'name=' + old + b'\0' + b'\0' * 8 + old + b'\0')
+    (tmp_path / f'{spec.kbuild_name}.ko').write_bytes(ko)
+    assert boot_modules.forge_name(spec, tmp_path) is None
+    forged = (tmp_path / f'{spec.name}.ko').read_bytes()
+    new = spec.forged_name.encode()
+    assert forged.count(new + b'\0') == 2
+    assert old + b'_init\0' in forged and old + b'.c\0' in forged
+    (tmp_path / f'{spec.kbuild_name}.ko').write_bytes(old + b'_init\0')
+    assert 'names itself 0 time(s)' in boot_modules.forge_name(spec, tmp_path)
