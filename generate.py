@@ -47,7 +47,22 @@ allowed to use it: EXPORT_SYMBOL_GPL_FOR(sym, "kvm") exports into the
 reserved namespace "module:kvm", which the module loader and modpost
 enforce for in-tree modules of the listed names only.  The loader's
 hard-coded GPL-licence offenders become one table, which gains Tuxedo's
-modules.
+modules; names in it compare as module names do ('-' equals '_').
+
+In-tree, for the loader, means the "intree" modinfo tag and, on a
+kernel with CONFIG_MODULE_SIG, a signature by a key built into the
+kernel: a module signed with a key of the secondary or platform keyring
+(a distribution's or a user's Machine Owner Key) is still out of tree,
+and still loads, without the restricted symbols.  Without
+CONFIG_MODULE_SIG the tag, which any module can write, is all there is.
+symbol_get() hands a restricted symbol only to a module that may use it
+and refuses callers that are not modules.
+
+What the restriction guarantees: only the listed in-tree modules get the
+symbol through the interfaces that hand symbols to modules, linking at
+load time and symbol_get()/symbol_request().  What it does not: code
+already running in the kernel can still find the address by other
+means, such as kprobes, kallsyms or reading memory.
 
 The series is regenerated, not hand-edited: patches/series in the
 generator's repository lists the hand-written patches and the generated
