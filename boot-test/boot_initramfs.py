@@ -65,7 +65,8 @@ def write_skips(skipped: Mapping[str, str], out: Path) -> list[tuple[str, Path]]
 
 
 def make_initramfs(build_dir: Path, modules: Sequence[tuple[str, Path]],
-                   out: Path, skipped: Mapping[str, str] | None = None
+                   out: Path, skipped: Mapping[str, str] | None = None,
+                   signed: Path | None = None, keys: Path | None = None
                    ) -> Path:
     """out/initramfs.cpio.gz (and out/initramfs.list, for reading)."""
     busybox = find_busybox()
@@ -75,7 +76,8 @@ def make_initramfs(build_dir: Path, modules: Sequence[tuple[str, Path]],
     listing = out / 'initramfs.list'
     listing.write_text(list_file(modules, write_skips(skipped or {}, out)))
     env = {'BUSYBOX': busybox, 'INIT': str(INIT),
-           'GUEST_CASES': str(GUEST_CASES), 'KBUILD': str(build_dir)}
+           'GUEST_CASES': str(GUEST_CASES), 'KBUILD': str(build_dir),
+           'SIGNED': str(signed or build_dir), 'KEYS': str(keys or build_dir)}
     cpio = out / 'initramfs.cpio'
     run([gen, '-t', '0', listing], env=env, stdout=cpio)
     image = out / 'initramfs.cpio.gz'

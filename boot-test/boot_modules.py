@@ -22,9 +22,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple, Optional
 
+import boot_keys
 from boot_kernel import Build
 from boot_results import Case, Status
-from nsgen.run import tail
+from nsgen.run import ToolError, tail
 
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / 'modules'
@@ -42,19 +43,28 @@ class ModuleSpec(NamedTuple):
     # A symbol this kernel must export to kvm only for the module to test
     # anything; without that export the module's cases are skipped.
     needs_kvm_only: str = ''
-    # Built from modules/SOURCE.c as module SOURCE (default: name), then
-    # renamed to forged_name in its own struct module and .modinfo: a name
-    # kbuild never makes (a '-' in it), written into NAME.ko.
+    # Built from modules/SOURCE.c (default: NAME.c) as module MODULE
+    # (default: SOURCE), then copied to NAME.ko: renamed to forged_name in
+    # its own struct module and .modinfo (a name kbuild never makes, with a
+    # '-'), and signed with the boot test's key SIGN (boot_keys.py:
+    # "unknown" or "secondary").
     source: str = ''
+    module: str = ''
     forged_name: str = ''
+    sign: str = ''
 
     @property
     def kbuild_name(self) -> str:
-        return self.source or self.name
+        return self.module or self.source or self.name
+
+    @property
+    def source_file(self) -> Path:
+        return SOURCES / f'{self.source or self.name}.c'
 
 
 RESTRICTED = 'exported only for modules kvm'
 RESERVED = 'imports the reserved namespace module:kvm'
+IMPOSTOR = 'module kvm uses symbol fpu_swap_kvm_fpstate ' + RESTRICTED
 # modpost's words for a missing import: to 6.12, and from 6.13 on.
 NO_IMPORT = ('module dma_buf_no_import uses symbol dma_buf_put from '
              'namespace DMA_BUF, but does not import it.',
@@ -62,6 +72,16 @@ NO_IMPORT = ('module dma_buf_no_import uses symbol dma_buf_put from '
              'but does not import it.')
 
 MODULES = (
+    # An out-of-tree kvm that forges the intree tag: unsigned, signed with
+    # an unknown key, signed with a key of the secondary keyring.
+    ModuleSpec('kvm_impostor_unsigned', True, (IMPOSTOR,),
+               source='kvm_impostor', module='kvm'),
+    ModuleSpec('kvm_impostor_unknown_key', True, source='kvm_impostor',
+               module='kvm', sign='unknown'),
+    ModuleSpec('kvm_impostor_secondary_key', True, source='kvm_impostor',
+               module='kvm', sign='secondary'),
+    ModuleSpec('symbol_get_via_worker', True),
+    ModuleSpec('symbol_request_intruder', True),
     ModuleSpec('fpu_swap_intruder', True, (
         'module fpu_swap_intruder uses symbol fpu_swap_kvm_fpstate '
         + RESTRICTED,)),
@@ -143,7 +163,7 @@ def build_module(b: Build, spec: ModuleSpec, default_modpost: bool
     warning with modpost's -N, so CONFIG_MODULE_ALLOW_MISSING_NAMESPACE_
     IMPORTS is set for modpost alone: the kernel's own config is not."""
     mdir = module_dir(b, spec.name, default_modpost)
-    set_up(mdir, SOURCES / f'{spec.kbuild_name}.c', spec.kbuild_name)
+    set_up(mdir, spec.source_file, spec.kbuild_name)
     args = []
     if spec.refused_by_loader and not default_modpost:
         args += ['KBUILD_MODPOST_WARN=1',
@@ -151,22 +171,37 @@ def build_module(b: Build, spec: ModuleSpec, default_modpost: bool
     return b.module_make(mdir, *args, 'modules')
 
 
-def forge_name(spec: ModuleSpec, mdir: Path) -> str | None:
-    """Write NAME.ko: the built module with its name replaced by
-    forged_name (same length) where the loader reads it, the name field of
-    .gnu.linkonce.this_module and name= in .modinfo.  None when done, else
-    why not."""
+def forge_name(spec: ModuleSpec, data: bytes) -> bytes:
+    """The module data with its name replaced by forged_name (same length)
+    where the loader reads it: the name field of .gnu.linkonce.this_module
+    and name= in .modinfo."""
     old, new = spec.kbuild_name.encode(), spec.forged_name.encode()
     if len(old) != len(new):
-        return f'{spec.forged_name}: not the length of {spec.kbuild_name}'
-    data = (mdir / f'{spec.kbuild_name}.ko').read_bytes()
+        raise ValueError(f'{spec.forged_name}: not the length of '
+                         f'{spec.kbuild_name}')
     # NUL-terminated: "tuxedo_io_init" and the like stay as they are.
     found = data.count(old + b'\0')
     if found < 2:
-        return (f'{spec.kbuild_name}.ko names itself {found} time(s), '
-                'expected the struct module and .modinfo')
-    (mdir / f'{spec.name}.ko').write_bytes(
-        data.replace(old + b'\0', new + b'\0'))
+        raise ValueError(f'{spec.kbuild_name}.ko names itself {found} '
+                         'time(s), expected the struct module and .modinfo')
+    return data.replace(old + b'\0', new + b'\0')
+
+
+def finish(b: Build, spec: ModuleSpec, mdir: Path) -> str | None:
+    """NAME.ko from the built module (renamed, signed); None when done,
+    else why not."""
+    built_ko = mdir / f'{spec.kbuild_name}.ko'
+    if built_ko.name == f'{spec.name}.ko' and not spec.sign:
+        return None
+    try:
+        data = built_ko.read_bytes()
+        if spec.forged_name:
+            data = forge_name(spec, data)
+        (mdir / f'{spec.name}.ko').write_bytes(data)
+        if spec.sign:
+            boot_keys.sign(b, spec.sign, mdir / f'{spec.name}.ko')
+    except (OSError, ValueError, ToolError) as e:
+        return str(e)
     return None
 
 
@@ -188,6 +223,8 @@ def modpost_case(spec: ModuleSpec,
 def build_all(b: Build, log: Path) -> list[Case]:
     """Every test module (for the guest), the default-modpost builds and
     make nsdeps; the host-side cases."""
+    if any(spec.sign for spec in MODULES):
+        boot_keys.make_keys(b)
     skip = skipped(b)
     for name in skip:
         # No stale .ko of an earlier run in the initramfs.
@@ -207,8 +244,8 @@ def build_all(b: Build, log: Path) -> list[Case]:
             problem = None
             if not default_modpost and proc.returncode != 0:
                 problem = f'did not build, see {log}:\n{tail(proc.stdout, 5)}'
-            elif not default_modpost and spec.forged_name:
-                problem = forge_name(spec, module_dir(b, spec.name))
+            elif not default_modpost:
+                problem = finish(b, spec, module_dir(b, spec.name))
             if problem:
                 # No stale .ko of an earlier run in the initramfs.
                 ko = module_dir(b, spec.name) / f'{spec.name}.ko'

@@ -4,7 +4,8 @@
 
 Steps (each a subcommand; 'run', the default, does them all in order):
   config     x86_64 defconfig + config.fragment (merge_config.sh), checked
-  build      bzImage and modules, out of tree in --build-dir (reused)
+  build      bzImage and modules, out of tree in --build-dir (reused);
+             modules_install into a staging directory signs them
   modules    the test modules of modules/, modpost's and nsdeps' checks
   initramfs  busybox-static, /init, guest-cases and the modules
   boot       qemu-system-x86_64: KVM if it runs a kernel, else TCG (said)
@@ -34,6 +35,7 @@ sys.path[:0] = [str(HERE), str(REPO)]
 import boot_config  # noqa: E402
 import boot_initramfs  # noqa: E402
 import boot_kernel  # noqa: E402
+import boot_keys  # noqa: E402
 import boot_modules  # noqa: E402
 import boot_qemu  # noqa: E402
 import boot_results  # noqa: E402
@@ -66,6 +68,7 @@ def step_config(c: Context) -> None:
 def step_build(c: Context) -> None:
     boot_kernel.build_kernel(c.build, c.out / 'build.log')
     boot_kernel.keep_outputs(c.build, c.out)
+    boot_keys.install_modules(c.build, c.out / 'install.log')
 
 
 def step_modules(c: Context) -> None:
@@ -76,7 +79,9 @@ def step_modules(c: Context) -> None:
 def step_initramfs(c: Context) -> None:
     boot_initramfs.make_initramfs(c.build.build_dir,
                                   boot_modules.built(c.build), c.out,
-                                  boot_modules.skipped(c.build))
+                                  boot_modules.skipped(c.build),
+                                  boot_keys.installed_modules(c.build),
+                                  boot_keys.keys_dir(c.build))
 
 
 def step_boot(c: Context) -> None:

@@ -92,7 +92,7 @@ def test_make_args_carry_wrapper_and_jobs(tmp_path: Path) -> None:
 
 def test_every_module_has_a_source() -> None:
     for spec in boot_modules.MODULES:
-        assert (boot_modules.SOURCES / f'{spec.kbuild_name}.c').is_file()
+        assert spec.source_file.is_file()
 
 
 def test_every_guest_case_is_a_function_of_init() -> None:
@@ -202,10 +202,21 @@ def test_forge_name_renames_only_the_module(tmp_path: Path) -> None:
     ko = (b'\x7fELF' + old + b'_init\0' + old + b'.c\0'
           + b'name=' + old + b'\0' + b'\0' * 8 + old + b'\0')
     (tmp_path / f'{spec.kbuild_name}.ko').write_bytes(ko)
-    assert boot_modules.forge_name(spec, tmp_path) is None
+    b = boot_kernel.Build(tmp_path, tmp_path)
+    assert boot_modules.finish(b, spec, tmp_path) is None
     forged = (tmp_path / f'{spec.name}.ko').read_bytes()
     new = spec.forged_name.encode()
     assert forged.count(new + b'\0') == 2
     assert old + b'_init\0' in forged and old + b'.c\0' in forged
     (tmp_path / f'{spec.kbuild_name}.ko').write_bytes(old + b'_init\0')
-    assert 'names itself 0 time(s)' in boot_modules.forge_name(spec, tmp_path)
+    assert 'names itself 0 time(s)' in boot_modules.finish(b, spec, tmp_path)
+
+
+def test_impostors_are_kvm_and_signed_differently() -> None:
+    impostors = [s for s in boot_modules.MODULES if s.kbuild_name == 'kvm']
+    assert sorted(s.sign for s in impostors) == ['', 'secondary', 'unknown']
+    assert all(s.refused_by_loader for s in impostors)
+    cases = boot_initramfs.guest_cases()
+    # before the real kvm loads: same module name
+    assert max(cases.index(f'{s.name}_refused') for s in impostors) < \
+        cases.index('kvm_loads_with_irqbypass')

@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Module signatures for the boot test.
+
+The kernel is built with CONFIG_MODULE_SIG and CONFIG_MODULE_SIG_ALL: its
+build makes a key (certs/signing_key.pem) and 'make modules_install' signs
+every module with it through scripts/sign-file.  The boot test installs the
+modules into a staging directory that way, and the guest loads kvm and
+irqbypass from there.
+
+Two more keys sign copies of the impostor kvm: one the kernel never heard
+of, and one whose certificate the build key signed, so that the guest can
+enrol it into .secondary_trusted_keys (with enroll-key, built here from
+enroll_key.c): the kernel then trusts it, but did not build it in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from pathlib import Path
+
+from boot_kernel import Build
+from nsgen.run import ToolError, run
+
+HERE = Path(__file__).resolve().parent
+ENROLL_SOURCE = HERE / 'enroll_key.c'
+BUILD_KEY = 'certs/signing_key.pem'
+# The extensions the kernel needs to find the signer of a certificate
+# (authorityKeyIdentifier) and to verify module signatures with it.
+EXTENSIONS = ('basicConstraints=critical,CA:FALSE\n'
+              'keyUsage=digitalSignature\n'
+              'subjectKeyIdentifier=hash\n'
+              'authorityKeyIdentifier=keyid\n')
+
+
+def keys_dir(b: Build) -> Path:
+    return b.build_dir / 'boot-test-keys'
+
+
+def release(b: Build) -> str:
+    path = b.build_dir / 'include' / 'config' / 'kernel.release'
+    if not path.is_file():
+        raise ToolError(f'{path}: missing; build the kernel first')
+    return path.read_text().strip()
+
+
+def installed_modules(b: Build) -> Path:
+    """Where modules_install put the signed modules (lib/modules/R/kernel)."""
+    return (b.build_dir / 'boot-test-install' / 'lib' / 'modules'
+            / release(b) / 'kernel')
+
+
+def install_modules(b: Build, log: Path) -> Path:
+    """make modules_install into the staging directory: every module signed
+    with the build's key, as a distribution's install would sign it."""
+    staging = b.build_dir / 'boot-test-install'
+    if staging.exists():
+        shutil.rmtree(staging)
+    b.make(f'INSTALL_MOD_PATH={staging}', 'DEPMOD=true', 'modules_install',
+           log=log)
+    return installed_modules(b)
+
+
+def is_signed(ko: Path) -> bool:
+    return ko.read_bytes().endswith(b'~Module signature appended~\n')
+
+
+def sig_hash(b: Build) -> str:
+    m = re.search(r'^CONFIG_MODULE_SIG_HASH="([^"]+)"$',
+                  (b.build_dir / '.config').read_text(), re.M)
+    if not m:
+        raise ToolError(f'{b.build_dir}/.config: no CONFIG_MODULE_SIG_HASH '
+                        '(is CONFIG_MODULE_SIG set?)')
+    return m.group(1)
+
+
+def openssl(*args: str | Path, cwd: Path) -> None:
+    run(['openssl', *args], cwd=cwd)
+
+
+def make_keys(b: Build) -> Path:
+    """unknown.pem (self-signed), secondary.pem + secondary.der (signed by
+    the build key) and enroll-key, redone when the build key changes."""
+    d = keys_dir(b)
+    build_key = b.build_dir / BUILD_KEY
+    if not build_key.is_file():
+        raise ToolError(f'{build_key}: missing; is CONFIG_MODULE_SIG set?')
+    stamp = hashlib.sha256(build_key.read_bytes()
+                           + ENROLL_SOURCE.read_bytes()
+                           + EXTENSIONS.encode()).hexdigest()
+    if (d / 'stamp').is_file() and (d / 'stamp').read_text() == stamp:
+        return d
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir(parents=True)
+    (d / 'ext.cnf').write_text(EXTENSIONS)
+    openssl('req', '-new', '-x509', '-nodes', '-newkey', 'rsa:2048',
+            '-days', '36500', '-subj', '/CN=boot test: a key the kernel '
+            'does not know/', '-addext', 'keyUsage=digitalSignature',
+            '-keyout', 'unknown.pem', '-out', 'unknown.pem', cwd=d)
+    openssl('req', '-new', '-nodes', '-newkey', 'rsa:2048', '-subj',
+            '/CN=boot test: a key signed by the build key/',
+            '-keyout', 'secondary.pem', '-out', 'secondary.csr', cwd=d)
+    openssl('x509', '-req', '-in', 'secondary.csr', '-CA', build_key,
+            '-CAkey', build_key, '-set_serial', '2', '-days', '36500',
+            '-extfile', 'ext.cnf', '-out', 'secondary.crt', cwd=d)
+    with (d / 'secondary.pem').open('a') as f:
+        f.write((d / 'secondary.crt').read_text())
+    openssl('x509', '-in', 'secondary.crt', '-outform', 'DER',
+            '-out', 'secondary.der', cwd=d)
+    run(['gcc', '-static', '-O2', '-Wall', '-o', d / 'enroll-key',
+         ENROLL_SOURCE])
+    (d / 'stamp').write_text(stamp)
+    return d
+
+
+def sign(b: Build, key: str, ko: Path) -> None:
+    """Sign ko in place with keys_dir/KEY.pem (key and certificate)."""
+    pem = keys_dir(b) / f'{key}.pem'
+    run([b.build_dir / 'scripts' / 'sign-file', sig_hash(b), pem, pem, ko])
