@@ -191,9 +191,10 @@ class Full:
         return None
 
     def objects(self) -> str | None:
-        """The patched loader, its KUnit suite and modpost compile: a
-        defconfig with KUnit, built only up to kernel/module/ and
-        scripts/mod/ (objects, not a whole kernel)."""
+        """The patched loader (module signing included), its KUnit suite
+        and modpost compile: a defconfig with KUnit and CONFIG_MODULE_SIG,
+        built only up to kernel/module/ and scripts/mod/ (objects, not a
+        whole kernel)."""
         build = self.workdir / "build-objects"
         wrapper, _ = kbuild.resolve_wrapper(self.args.cc_wrapper)
         make = ["make", "-s", "-C", str(self.applied), f"O={build}",
@@ -203,7 +204,7 @@ class Full:
         config = str(self.applied / "scripts/config")
         steps = [make + ["defconfig"],
                  [config, "--file", str(build / ".config"), "-e", "KUNIT",
-                  "-e", "MODULE_EXPORT_FOR_KUNIT_TEST"],
+                  "-e", "MODULE_EXPORT_FOR_KUNIT_TEST", "-e", "MODULE_SIG"],
                  make + ["olddefconfig"],
                  make + ["kernel/module/", "scripts/mod/"]]
         for cmd in steps:
@@ -211,7 +212,10 @@ class Full:
             if p.returncode != 0:
                 return (f"{shlex.join(cmd[-2:])}: exit {p.returncode}: "
                         f"{p.stdout.strip().splitlines()[-1:]}")
-        want = [build / "kernel/module/main.o", build / "scripts/mod/modpost"]
+        want = [build / "kernel/module/main.o",
+                build / "kernel/module/signing.o",
+                build / "kernel/module/export_for_kunit.o",
+                build / "scripts/mod/modpost"]
         missing = [str(w) for w in want if not w.is_file()]
         return f"not built: {', '.join(missing)}" if missing else None
 
