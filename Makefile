@@ -36,7 +36,7 @@ TREE_WORKDIR := $(WORKDIR)/$(notdir $(KSRC))
 GEN_ARGS := --ksrc "$(KSRC)" --workdir "$(TREE_WORKDIR)"
 KBUILD_ARGS := --jobs $(JOBS) --cc-wrapper "$(CC_WRAPPER)"
 
-.PHONY: all series deps ksrc check check-kernels test boot-test bisect-check bench checkpatch verify help clean
+.PHONY: all series deps ksrc check check-kernels test boot-test boot-test-mutants bisect-check bench checkpatch verify help clean
 
 all: series
 
@@ -52,6 +52,9 @@ help:
 	@echo '                   reproducible, loader and modpost compile'
 	@echo '  make test        the fast tests only (no kernel tree needed)'
 	@echo '  make boot-test   build the patched kernel and boot it in QEMU'
+	@echo '  make boot-test-mutants  the boot test once per security check'
+	@echo '                   taken out of the kernel: exactly the cases'
+	@echo '                   written against that check must fail'
 	@echo '  make verify      preprocess every C file the conversion touches,'
 	@echo '                   before and after (x86_64 allmodconfig): must be'
 	@echo '                   identical; results in $$(OUT)/verify, quoted by'
@@ -108,6 +111,9 @@ boot-test: series
 verify: series
 	$(GEN) verify $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)"
 	$(GEN) generate $(GEN_ARGS) --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)"
+
+boot-test-mutants: series
+	$(PYTHON) tests/mutants.py $(GEN_ARGS) $(KBUILD_ARGS) --series "$(OUT)/series" --out "$(OUT)/mutants"
 
 bisect-check: series
 	$(PYTHON) tests/bisect_check.py $(GEN_ARGS) $(KBUILD_ARGS) --series "$(OUT)/series" --out "$(OUT)/bisect-check"
