@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from nsgen import convert, kbuild, review, series, spatch, steps, tree, verify
+from nsgen import (convert, kbuild, module, review, series, spatch, steps,
+                   tree, verify)
 from nsgen.run import ToolError, progress
 
 PROJECT = Path(__file__).resolve().parent
@@ -274,6 +275,27 @@ def run_verify(args: argparse.Namespace) -> int:
     return 0 if o.passed else 1
 
 
+def run_module(args: argparse.Namespace) -> int:
+    """Make an external module's namespaces build on every kernel: a
+    unified diff on stdout (or the files rewritten), the report on
+    stderr."""
+    root = Path(args.dir)
+    results = module.convert_dir(root)
+    changed = [r for r in results if r.new != r.old]
+    if args.in_place:
+        module.write(root, changed)
+    else:
+        sys.stdout.write("".join(r.diff() for r in changed))
+    notes = sorted((c for r in results for c in r.changes),
+                   key=lambda c: (c.path, c.line))
+    for c in notes:
+        log(str(c))
+    warnings = sum(c.warning for c in notes)
+    log(f"{len(changed)} file(s) {'rewritten' if args.in_place else 'to change'}"
+        f", {len(notes) - warnings} change(s), {warnings} warning(s)")
+    return 0
+
+
 def run_workdir(args: argparse.Namespace) -> int:
     """Print the default work directory (the Makefile's WORKDIR default)."""
     print(DEFAULT_WORKDIR)
@@ -334,6 +356,17 @@ def setup_parser() -> argparse.ArgumentParser:
     ver.add_argument("--limit", type=int, default=None,
                      help="only N of the files, spread over the list "
                      "(for a quick look; not quoted by the cover letter)")
+    mod = sub.add_parser(
+        "module", help="convert an external module's sources so that they "
+        "build on kernels before 6.13, on kernels carrying this series and "
+        "on kernels from 6.13 on",
+        description="Spell every namespace argument both ways under "
+        "'#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)' (quoted from "
+        "6.13 on, bare before), in C files and in Kbuild files "
+        "(-DDEFAULT_SYMBOL_NAMESPACE=).  Prints a unified diff; idempotent.")
+    mod.add_argument("dir", help="the module's source directory")
+    mod.add_argument("--in-place", action="store_true",
+                     help="rewrite the files instead of printing a diff")
     sub.add_parser("workdir", help="print the default work directory "
                    "($WORKDIR, else $XDG_CACHE_HOME/ns-series, else "
                    "~/.cache/ns-series)")
@@ -345,6 +378,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "apply": run_apply,
     "check": run_check,
     "verify": run_verify,
+    "module": run_module,
     "workdir": run_workdir,
 }
 
