@@ -18,7 +18,9 @@ namespace in (the whole #define is spelled twice); a wrapper's parameter
 is never quoted.  Calls already under a 6.13 version test are left alone,
 so a second run changes nothing.  Prose in comments is quoted, as in the
 tree.  DEFAULT_SYMBOL_NAMESPACE gets the same treatment in C (#define) and
-in Kbuild files (-DDEFAULT_SYMBOL_NAMESPACE=).
+in Kbuild files (-DDEFAULT_SYMBOL_NAMESPACE=), under a 6.12 test: Debian's
+6.12 takes it as a string already.  (A 6.12.y older than the stable update
+that made it a string is not covered: it would need the bare spelling.)
 """
 
 from __future__ import annotations
@@ -34,10 +36,22 @@ from .run import ToolError
 from .sites import Kind, Site, find_sites
 
 TABLE = Path(__file__).resolve().parent.parent / "cocci" / "ns_macros.table"
-GUARD = "#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)"
+# The namespace macros take strings from 6.13 on; DEFAULT_SYMBOL_NAMESPACE
+# from 6.12 on as Debian ships it (the 6.12.y stable updates brought it
+# with EXPORT_SYMBOL_GPL_FOR_MODULES(); 6.1 still takes it bare).
+CALLS_FROM = (6, 13)
+DEFAULT_FROM = (6, 12)
 VERSION_H = "#include <linux/version.h>"
-# A conditional that already chooses the spelling by kernel version.
-STRINGS_TEST = re.compile(r"KERNEL_VERSION\s*\(\s*6\s*,\s*13\s*,")
+
+
+def guard(version: tuple[int, int]) -> str:
+    return ("#if LINUX_VERSION_CODE >= KERNEL_VERSION(%d, %d, 0)"
+            % version)
+
+
+def version_test(version: tuple[int, int]) -> re.Pattern[str]:
+    """A conditional that already chooses the spelling by this version."""
+    return re.compile(r"KERNEL_VERSION\s*\(\s*%d\s*,\s*%d\s*," % version)
 C_FILE = re.compile(r"\.(c|h)$")
 KBUILD_FILE = re.compile(r"(^|/)(Kbuild|Makefile)[^/]*$")
 DEFAULT_NS_C = re.compile(
@@ -47,11 +61,11 @@ DEFAULT_NS_MAKE = re.compile(
     r"-DDEFAULT_SYMBOL_NAMESPACE=('\"(\w+)\"'|\\\"(\w+)\\\"|(\w+))(?=\s|$)")
 NS_STRINGS_VAR = "ns-strings"
 NS_STRINGS_DEF = (
-    "# Symbol namespaces are strings from Linux 6.13 on "
+    "# DEFAULT_SYMBOL_NAMESPACE is a string from Linux 6.12 on "
     "(written by generate.py module)\n"
     f"{NS_STRINGS_VAR} := $(shell test \"$(VERSION)\" -gt 6 -o "
-    "\\( \"$(VERSION)\" -eq 6 -a \"$(PATCHLEVEL)\" -ge 13 \\) "
-    "2>/dev/null && echo y)\n")
+    "\\( \"$(VERSION)\" -eq 6 -a \"$(PATCHLEVEL)\" -ge %d \\) "
+    "2>/dev/null && echo y)\n" % DEFAULT_FROM[1])
 
 
 @dataclass(frozen=True)
@@ -79,6 +93,20 @@ class Result:
             self.old.splitlines(keepends=True),
             self.new.splitlines(keepends=True),
             f"a/{self.path}", f"b/{self.path}"))
+
+
+Edit = tuple[int, int, int, str]     # line, first column, end column, text
+
+
+@dataclass
+class Block:
+    """Lines first..last (0-based) to spell twice under a version test:
+    quoted from kernel version since on, bare before."""
+    first: int
+    last: int
+    quoted: list[Edit]
+    bare: list[Edit]
+    since: tuple[int, int]
 
 
 def load_table(path: Path = TABLE) -> dict[str, int]:
@@ -122,9 +150,11 @@ def comment_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def version_guarded_lines(lines: list[str]) -> set[int]:
+def version_guarded_lines(lines: list[str], version: tuple[int, int]
+                          ) -> set[int]:
     """0-based lines inside a conditional whose #if or #elif tests for
-    kernel 6.13 (the author already chose the spelling by version)."""
+    this kernel version (the author already chose the spelling by it)."""
+    test = version_test(version)
     stack: list[bool] = []
     guarded: set[int] = set()
     i = 0
@@ -138,9 +168,9 @@ def version_guarded_lines(lines: list[str]) -> set[int]:
         if m:
             kw, rest = m.groups()
             if kw in ("if", "ifdef", "ifndef"):
-                stack.append(bool(STRINGS_TEST.search(rest)))
+                stack.append(bool(test.search(rest)))
             elif kw == "elif" and stack:
-                stack[-1] = stack[-1] or bool(STRINGS_TEST.search(rest))
+                stack[-1] = stack[-1] or bool(test.search(rest))
             elif kw == "endif" and stack:
                 stack.pop()
         elif any(stack):
@@ -162,7 +192,7 @@ def _line_of(starts: list[int], offset: int) -> int:
 
 
 def _spelled(lines: list[str], first: int, last: int,
-             edits: list[tuple[int, int, int, str]]) -> str:
+             edits: list[Edit]) -> str:
     """Lines first..last with edits (line, col_start, col_end, text)."""
     out = []
     for ln in range(first, last + 1):
@@ -207,13 +237,12 @@ def convert_c(path: str, text: str, table: dict[str, int]
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
     comments = comment_spans(text)
-    guarded = version_guarded_lines(lines)
+    guarded = version_guarded_lines(lines, CALLS_FROM)
+    default_guarded = version_guarded_lines(lines, DEFAULT_FROM)
     define_spans = [(d.line - 1, d.last_line - 1) for d in defines(path, text)]
     changes: list[Change] = []
     prose: list[Site] = []
-    # Blocks of lines to spell twice: (first, last) -> edits per spelling.
-    blocks: list[tuple[int, int, list[tuple[int, int, int, str]],
-                       list[tuple[int, int, int, str]]]] = []
+    blocks: list[Block] = []
 
     def in_comment(offset: int) -> bool:
         return any(a <= offset < b for a, b in comments)
@@ -249,38 +278,40 @@ def convert_c(path: str, text: str, table: dict[str, int]
         end = col + (site.end - site.start)
         quoted = [(ln, col, end, f'"{name}"')]
         bare = [(ln, col, end, name)]
-        blocks.append((first, last, quoted, bare))
+        blocks.append(Block(first, last, quoted, bare, CALLS_FROM))
         changes.append(Change(path, ln + 1, f"{site.macro}({site.arg}): "
                               "spelled both ways, by kernel version"))
     for m in re.finditer(r"(?m)^.*$", text):
         dm = DEFAULT_NS_C.match(m.group(0))
         ln = _line_of(starts, m.start())
-        if not dm or ln in guarded or in_comment(m.start()):
+        if not dm or ln in default_guarded or in_comment(m.start()):
             continue
         name = dm.group(2).strip('"')
         col = len(dm.group(1))
         end = col + len(dm.group(2))
-        blocks.append((ln, ln, [(ln, col, end, f'"{name}"')],
-                       [(ln, col, end, name)]))
+        blocks.append(Block(ln, ln, [(ln, col, end, f'"{name}"')],
+                            [(ln, col, end, name)], DEFAULT_FROM))
         changes.append(Change(path, ln + 1, f"DEFAULT_SYMBOL_NAMESPACE "
                               f"{dm.group(2)}: spelled both ways, by kernel "
                               "version"))
     # Whole comments go with the lines they touch.
-    grown = []
-    for first, last, q, b in blocks:
+    for b in blocks:
         for a, e in comments:
             la, le = _line_of(starts, a), _line_of(starts, max(a, e - 1))
-            if la <= last and le >= first:
-                first, last = min(first, la), max(last, le)
-        grown.append((first, last, q, b))
-    merged: list[tuple[int, int, list[tuple[int, int, int, str]],
-                       list[tuple[int, int, int, str]]]] = []
-    for first, last, q, b in sorted(grown, key=lambda x: x[:2]):
-        if merged and first <= merged[-1][1] + 1:
-            f0, l0, q0, b0 = merged[-1]
-            merged[-1] = (f0, max(l0, last), q0 + q, b0 + b)
+            if la <= b.last and le >= b.first:
+                b.first, b.last = min(b.first, la), max(b.last, le)
+    merged: list[Block] = []
+    for b in sorted(blocks, key=lambda b: (b.first, b.last)):
+        if merged and b.first <= merged[-1].last + 1 and \
+                b.since == merged[-1].since:
+            merged[-1].last = max(merged[-1].last, b.last)
+            merged[-1].quoted += b.quoted
+            merged[-1].bare += b.bare
+        elif merged and b.first <= merged[-1].last:
+            raise ToolError(f"{path}:{b.first + 1}: a call and a "
+                            "DEFAULT_SYMBOL_NAMESPACE on the same lines")
         else:
-            merged.append((first, last, q, b))
+            merged.append(b)
     prose_edits = []
     for site in prose:
         ln = _line_of(starts, site.start)
@@ -296,11 +327,11 @@ def convert_c(path: str, text: str, table: dict[str, int]
         r"(?m)^\s*#\s*include\s*<linux/version\.h>", text)
     include_after = -1
     if need_h:
-        for i in range(merged[0][0]):
+        for i in range(merged[0].first):
             if re.match(r"\s*#\s*include\b", lines[i]) and i not in guarded:
                 include_after = i
-    for first, last, q, b in merged:
-        while ln < first:
+    for b in merged:
+        while ln < b.first:
             out.append(_spelled(lines, ln, ln, prose_edits))
             if ln == include_after:
                 out.append(VERSION_H)
@@ -308,10 +339,11 @@ def convert_c(path: str, text: str, table: dict[str, int]
         if need_h and include_after < 0:
             out.append(VERSION_H)
             need_h = False
-        inner = [e for e in prose_edits if first <= e[0] <= last]
-        out += [GUARD, _spelled(lines, first, last, q + inner), "#else",
-                _spelled(lines, first, last, b + inner), "#endif"]
-        ln = last + 1
+        inner = [e for e in prose_edits if b.first <= e[0] <= b.last]
+        out += [guard(b.since),
+                _spelled(lines, b.first, b.last, b.quoted + inner), "#else",
+                _spelled(lines, b.first, b.last, b.bare + inner), "#endif"]
+        ln = b.last + 1
     while ln < len(lines):
         out.append(_spelled(lines, ln, ln, prose_edits))
         ln += 1
