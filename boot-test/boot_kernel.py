@@ -79,9 +79,16 @@ def check_tree(b: Build) -> str:
 
 
 def build_kernel(b: Build, log: Path) -> None:
-    """bzImage and modules of the configured build directory."""
-    b.say(f'build: {" ".join(b.make_args("bzImage", "modules"))} '
-          f'(log: {log})')
+    """bzImage and modules of the configured build directory.
+
+    certs/ is built first and never through ccache: its objects .incbin
+    the build's own key (certs/signing_key.x509), which no cache hash
+    covers, so a cached object from another build directory would embed
+    another key, and the kernel would refuse its own signed modules."""
+    b.say(f'build: certs/ without a compiler cache, then '
+          f'{" ".join(b.make_args("bzImage", "modules"))} (log: {log})')
+    run(b.make_args('certs/'), env={**b.env, 'CCACHE_DISABLE': '1'},
+        log=log, timeout=BUILD_TIMEOUT)
     b.make('bzImage', 'modules', log=log, timeout=BUILD_TIMEOUT)
 
 
