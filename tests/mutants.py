@@ -64,8 +64,8 @@ MUTANTS = (
     Mutant("symbol-get-lets-builtin-callers-through",
            "symbol_get() refuses a caller that is not a module (0005)",
            "kernel/module/main.c",
-           r"if \(caller && module_is_trusted_intree\(caller\) &&",
-           "if ((!caller || module_is_trusted_intree(caller)) &&",
+           r"(?s)(static bool symbol_get_allowed\(.*?)if \(!modules\)",
+           r"\1if (!modules || !caller)",
            ("symbol_get_via_worker_refused",)),
     Mutant("symbol-get-unchecked",
            "symbol_get() and symbol_request() apply the export's module "
