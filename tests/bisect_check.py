@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import Sequence
 
 PROJECT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(PROJECT), str(PROJECT / "boot-test")]
+sys.path[:0] = [str(PROJECT), str(PROJECT / "boot-test"),
+                str(PROJECT / "tests")]
 
 import boot_config  # noqa: E402
 import boot_kernel  # noqa: E402
-from nsgen import kbuild, series, tree  # noqa: E402
+import scratch_tree  # noqa: E402
+from nsgen import series  # noqa: E402
 from nsgen.run import ToolError  # noqa: E402
 
 WARNING = re.compile(r"^(\S+?):\d+(?::\d+)?: warning: (.*)$", re.M)
@@ -34,26 +36,12 @@ def warnings(log: str) -> set[tuple[str, str]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--ksrc", required=True, help="pristine kernel tree")
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--series", default=str(PROJECT / "out" / "series"))
-    ap.add_argument("--out", default=str(PROJECT / "out" / "bisect-check"))
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--cc-wrapper", default=kbuild.AUTO,
-                    help="compiler wrapper (default: ccache if installed)")
+    scratch_tree.add_arguments(ap, "bisect-check")
     args = ap.parse_args(argv)
     try:
-        ksrc = tree.check_tree(Path(args.ksrc))
-        workdir = Path(args.workdir).resolve()
-        patches = series.patch_files(Path(args.series))
-        _, commit, _ = tree.snapshot(ksrc, workdir)
-        # The same layout as the boot test's (applied/ beside
-        # build-boot-test/, one level down), so that with CCACHE_BASEDIR
-        # the compiler sees the same relative paths and ccache hits.
-        home = workdir / "bisect-check"
-        src = home / "applied"
-        repo = tree.attach_worktree(workdir / "baseline.git", commit, src)
-        build = boot_kernel.Build.of(src, home / "build-boot-test",
+        scratch = scratch_tree.pristine(args, "bisect-check")
+        repo, patches = scratch.repo, scratch.patches
+        build = boot_kernel.Build.of(scratch.src, scratch.build_dir,
                                      args.jobs, args.cc_wrapper)
     except ToolError as e:
         print(f"bisect-check: error: {e}", file=sys.stderr)

@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Sequence
 
 PROJECT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(PROJECT)]
+sys.path[:0] = [str(PROJECT), str(PROJECT / "tests")]
 PY = sys.executable
 
-from nsgen import kbuild, series, tree  # noqa: E402
+import scratch_tree  # noqa: E402
+from nsgen import series  # noqa: E402
 from nsgen.run import ToolError, run  # noqa: E402
 
 
@@ -138,13 +139,7 @@ def boot_test(src: Path, build_dir: Path, out: Path,
 
 def setup_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--ksrc", required=True, help="pristine kernel tree")
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--series", default=str(PROJECT / "out" / "series"))
-    ap.add_argument("--out", default=str(PROJECT / "out" / "mutants"))
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--cc-wrapper", default=kbuild.AUTO,
-                    help="compiler wrapper (default: ccache if installed)")
+    scratch_tree.add_arguments(ap, "mutants")
     ap.add_argument("--only", action="append", default=[],
                     choices=[m.name for m in MUTANTS],
                     help="run this mutant only (repeatable)")
@@ -157,22 +152,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     try:
-        ksrc = tree.check_tree(Path(args.ksrc))
-        workdir = Path(args.workdir).resolve()
-        patches = series.patch_files(Path(args.series))
-        _, commit, _ = tree.snapshot(ksrc, workdir)
-        home = workdir / "mutants"
-        src = home / "applied"
-        repo = tree.attach_worktree(workdir / "baseline.git", commit, src)
-        for patch in patches:
+        scratch = scratch_tree.pristine(args, "mutants")
+        repo, src = scratch.repo, scratch.src
+        for patch in scratch.patches:
             series.apply_patch(repo, patch)
     except ToolError as e:
         print(f"mutants: error: {e}", file=sys.stderr)
         return 1
-    build_dir = home / "build-boot-test"
+    build_dir = scratch.build_dir
     print("TAP version 13")
     print(f"1..{len(mutants) + 1}")
-    passed = failed = 0
+    passed = 0
     for n, m in enumerate((None, *mutants), 1):
         start = time.monotonic()
         name = m.name if m else "unmutated"
@@ -201,14 +191,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             what = f"without: {m.check}; fail: {', '.join(m.cases)}"
         if why:
-            failed += 1
             print(f"not ok {n} - {name} ({elapsed:.0f} s): {why}", flush=True)
             if m is None:
                 break
         else:
             passed += 1
             print(f"ok {n} - {name} ({elapsed:.0f} s): {what}", flush=True)
-    failed = len(mutants) + 1 - passed
+    failed = len(mutants) + 1 - passed     # a failed baseline stops the run
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
