@@ -144,10 +144,12 @@ def discover(files: Iterable[tuple[str, str]]) -> NsMacros:
                             for d in defines(path, text))
 
 
-def discover_defines(all_defs: Iterable[Define]) -> NsMacros:
-    """Find namespace macros among #defines, to a fixed point."""
+def discover_defines(all_defs: Iterable[Define],
+                     known: dict[str, int] | None = None) -> NsMacros:
+    """Find namespace macros among #defines, to a fixed point; known are
+    identifier macros defined elsewhere (NAME -> namespace position)."""
     defs = list(all_defs)
-    found = NsMacros(string=dict(STRING_SINKS))
+    found = NsMacros(ident=dict(known or {}), string=dict(STRING_SINKS))
     changed = True
     while changed:
         changed = False

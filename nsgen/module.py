@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from .macros import IDENT_RE, defines, split_args
+from .macros import IDENT_RE, defines, discover_defines, split_args
 from .run import ToolError
 from .sites import Kind, Site, find_sites
 
@@ -204,34 +204,11 @@ def _spelled(lines: list[str], first: int, last: int,
     return "\n".join(out)
 
 
-def wrappers(path: str, text: str, table: dict[str, int]) -> dict[str, int]:
-    """table and the file's own macros that pass one of their parameters
-    on as the namespace of a macro already known, to a fixed point."""
-    macros = dict(table)
-    defs = list(defines(path, text))
-    changed = True
-    while changed:
-        changed = False
-        for d in defs:
-            if d.name in macros:
-                continue
-            for name, pos in list(macros.items()):
-                for m in re.finditer(r"\b%s\s*\(" % re.escape(name), d.body):
-                    split = split_args(d.body, m.end() - 1)
-                    if split and len(split[0]) == pos + 1 and \
-                            split[0][pos] in d.params:
-                        macros[d.name] = d.params.index(split[0][pos])
-                        changed = True
-                        break
-                if d.name in macros:
-                    break
-    return macros
-
-
 def convert_c(path: str, text: str, table: dict[str, int]
               ) -> tuple[str, list[Change]]:
     """The portable form of one C file, and what was done."""
-    macros = wrappers(path, text, table)
+    # The module's own macros that pass a namespace on to a known one.
+    macros = discover_defines(defines(path, text), table).ident
     lines = text.split("\n")
     starts = [0]
     for line in lines:
