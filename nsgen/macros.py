@@ -138,6 +138,26 @@ def _stringified(arg: str, params: tuple[str, ...]) -> str | None:
     return None
 
 
+def pass_through(defs: Iterable[Define]) -> set[str]:
+    """Macros that pass their one argument on as it is, or after "" (which
+    makes the compiler check that it is a string literal)."""
+    found = set()
+    for d in defs:
+        if len(d.params) == 1 and re.fullmatch(
+                rf'(?:""\s*)?{re.escape(d.params[0])}', clean_arg(d.body)):
+            found.add(d.name)
+    return found
+
+
+def unwrap(arg: str, through: set[str]) -> str:
+    """arg without the pass-through macros around it."""
+    while True:
+        m = re.fullmatch(r"(\w+)\s*\((.*)\)", arg, re.S)
+        if m is None or m.group(1) not in through:
+            return arg
+        arg = m.group(2).strip()
+
+
 def discover(files: Iterable[tuple[str, str]]) -> NsMacros:
     """Find namespace macros in (path, text) pairs, to a fixed point."""
     return discover_defines(d for path, text in files
@@ -149,6 +169,7 @@ def discover_defines(all_defs: Iterable[Define],
     """Find namespace macros among #defines, to a fixed point; known are
     identifier macros defined elsewhere (NAME -> namespace position)."""
     defs = list(all_defs)
+    through = pass_through(defs)
     found = NsMacros(ident=dict(known or {}), string=dict(STRING_SINKS))
     changed = True
     while changed:
@@ -162,7 +183,7 @@ def discover_defines(all_defs: Iterable[Define],
                 elif (name, args[0] if args else "") == MODINFO_IMPORT:
                     slot = 1
                 if slot is not None and slot < len(args):
-                    arg = args[slot]
+                    arg = unwrap(args[slot], through)
                     if arg in d.params and d.name not in found.string:
                         found.string[d.name] = d.params.index(arg)
                         changed = True

@@ -358,7 +358,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         add(suite("pytest boot-test/ (runner, results on canned logs)",
                   [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                    "boot-test"], 600))
-        add(suite("matcher unit test (header from patch 0003)",
+        add(suite("matcher unit test (header from patch 0004)",
                   ["make", "-s", "-C", "tests/matcher"], 600))
         add(single("shellcheck on the shell scripts", shellcheck))
     if not args.fast:

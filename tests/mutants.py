@@ -50,7 +50,7 @@ class Mutant:
 MUTANTS = (
     Mutant("intree-tag-only",
            "in-tree needs a signature by a built-in key, not only the tag "
-           "(0005)",
+           "(0006)",
            "kernel/module/main.c", r"return mod->sig_builtin;",
            "return true;",
            ("kvm_impostor_unsigned_refused",
@@ -58,19 +58,19 @@ MUTANTS = (
             "kvm_impostor_secondary_key_refused")),
     Mutant("any-trusted-keyring",
            "the key must be a built-in one, not any key the kernel trusts "
-           "(0005)",
+           "(0006)",
            "kernel/module/signing.c", r"builtin = !ret;",
            "builtin = true;",
            ("kvm_impostor_secondary_key_refused",)),
     Mutant("symbol-get-lets-builtin-callers-through",
-           "symbol_get() refuses a caller that is not a module (0005)",
+           "symbol_get() refuses a caller that is not a module (0006)",
            "kernel/module/main.c",
            r"(?s)(static bool symbol_get_allowed\(.*?)if \(!modules\)",
            r"\1if (!modules || !caller)",
            ("symbol_get_via_worker_refused",)),
     Mutant("symbol-get-unchecked",
            "symbol_get() and symbol_request() apply the export's module "
-           "list (0003)",
+           "list (0004)",
            "kernel/module/main.c",
            r"(?s)(static bool symbol_get_allowed\(.*?)if \(!modules\)",
            r"\1if (true)",
@@ -78,7 +78,7 @@ MUTANTS = (
             "symbol_request_intruder_refused")),
     Mutant("offender-names-strcmp",
            "licence offenders compare as module names, '-' equal to '_' "
-           "(0004)",
+           "(0005)",
            "kernel/module/main.c", r"parameq\(name, ",
            "!strcmp(name, ",
            ("tuxedo_io_dash_refused_gpl_only_symbol",

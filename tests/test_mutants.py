@@ -67,7 +67,7 @@ def test_patterns_match_the_patches(variant: str) -> None:
     kernel variant (the multi-line one is checked on the tree)."""
     patches = Path(__file__).resolve().parent.parent / "patches"
     added = ""
-    for n in ("0003", "0004", "0005"):
+    for n in ("0004", "0005", "0006"):
         found = sorted(patches.glob(f"{variant}{n}-*.patch")) or \
             sorted(patches.glob(f"{n}-*.patch"))
         added += "\n".join(line[1:] for line in found[0].read_text()
