@@ -17,6 +17,7 @@ finds NAME.skip instead of NAME.ko.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import NamedTuple, Optional
 import boot_keys
 from boot_kernel import Build
 from boot_results import Case, Status
-from nsgen.run import ToolError, tail
+from nsgen.run import ToolError, run, tail
 
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / 'modules'
@@ -52,6 +53,16 @@ class ModuleSpec(NamedTuple):
     module: str = ''
     forged_name: str = ''
     sign: str = ''
+    # Writes a namespace bare somewhere: skipped where the kernel takes
+    # strings only (upstream since 6.13).
+    bare: bool = False
+    # Test modules whose exports it uses (their Module.symvers are passed
+    # in KBUILD_EXTRA_SYMBOLS): built after them.
+    uses: tuple[str, ...] = ()
+    # What `modinfo -F import_ns` must print for the built module, and the
+    # namespaces its Module.symvers must give its exports.
+    imports: tuple[str, ...] = ()
+    exports_ns: tuple[str, ...] = ()
 
     @property
     def kbuild_name(self) -> str:
@@ -99,7 +110,17 @@ MODULES = (
     ModuleSpec('tuxedo_io_dash', True, source='tuxedo_io',
                forged_name='tuxedo-io'),
     ModuleSpec('clevo_wmi', False),
-    ModuleSpec('dma_buf_import', False),
+    ModuleSpec('dma_buf_import', False, imports=('DMA_BUF',)),
+    # External modules that write their namespaces as modules for older
+    # (bare) or newer (quoted) kernels do; each builds unchanged.
+    ModuleSpec('ns_import_bare', False, bare=True, imports=('DMA_BUF',)),
+    ModuleSpec('ns_import_guarded', False, bare=True, imports=('DMA_BUF',)),
+    ModuleSpec('ns_export_bare', False, bare=True,
+               exports_ns=('NS_EXPORT_BARE',)),
+    ModuleSpec('ns_export_quoted', False, exports_ns=('NS_EXPORT_QUOTED',)),
+    ModuleSpec('ns_export_user', False, bare=True,
+               uses=('ns_export_bare', 'ns_export_quoted'),
+               imports=('NS_EXPORT_BARE', 'NS_EXPORT_QUOTED')),
     ModuleSpec('dma_buf_no_import', True, NO_IMPORT),
 )
 
@@ -115,9 +136,26 @@ def exports(symvers: str) -> dict[str, tuple[str, str]]:
     return found
 
 
-def skip_reason(spec: ModuleSpec, symbols: dict[str, tuple[str, str]]
-                ) -> Optional[str]:
-    """Why spec tests nothing on this kernel, or None."""
+STRINGS_ONLY = re.compile(
+    r'^#define EXPORT_SYMBOL_NS\(sym, ns\)\s+__EXPORT_SYMBOL\(sym, "", ns\)',
+    re.M)
+
+
+def strings_only(export_h: str) -> Optional[str]:
+    """Why this kernel refuses a bare namespace from an external module
+    (its <linux/export.h> is given), or None."""
+    if '__ns_as_written(' in export_h or not STRINGS_ONLY.search(export_h):
+        return None
+    return ("this kernel's <linux/export.h> takes namespaces as string "
+            'literals only (upstream since 6.13), also from external modules')
+
+
+def skip_reason(spec: ModuleSpec, symbols: dict[str, tuple[str, str]],
+                strings: Optional[str] = None) -> Optional[str]:
+    """Why spec tests nothing on this kernel, or None; strings: why the
+    kernel takes no bare namespace (strings_only())."""
+    if spec.bare and strings:
+        return strings
     if not spec.needs_kvm_only:
         return None
     sym = spec.needs_kvm_only
@@ -136,8 +174,10 @@ def skipped(b: Build) -> dict[str, str]:
     """The test modules this kernel skips, with the reason (read from the
     build's Module.symvers)."""
     symbols = exports((b.build_dir / 'Module.symvers').read_text())
+    export_h = b.ksrc / 'include/linux/export.h'
+    strings = strings_only(export_h.read_text() if export_h.is_file() else '')
     return {spec.name: reason for spec in MODULES
-            if (reason := skip_reason(spec, symbols)) is not None}
+            if (reason := skip_reason(spec, symbols, strings)) is not None}
 
 
 def module_dir(b: Build, name: str, default_modpost: bool = False) -> Path:
@@ -168,6 +208,9 @@ def build_module(b: Build, spec: ModuleSpec, default_modpost: bool
     if spec.refused_by_loader and not default_modpost:
         args += ['KBUILD_MODPOST_WARN=1',
                  'CONFIG_MODULE_ALLOW_MISSING_NAMESPACE_IMPORTS=y']
+    if spec.uses:
+        args.append('KBUILD_EXTRA_SYMBOLS=' + ' '.join(
+            str(module_dir(b, n) / 'Module.symvers') for n in spec.uses))
     return b.module_make(mdir, *args, 'modules')
 
 
@@ -234,8 +277,13 @@ def build_all(b: Build, log: Path) -> list[Case]:
     todo = [s for s in MODULES if s.name not in skip]
     jobs: list[tuple[ModuleSpec, bool]] = [(s, False) for s in todo]
     jobs += [(s, True) for s in todo if s.modpost_messages]
+    # Modules that use other test modules' exports after those.
+    jobs.sort(key=lambda j: bool(j[0].uses))
+    first = [j for j in jobs if not j[0].uses]
     with ThreadPoolExecutor(max_workers=b.jobs) as pool:
-        procs = list(pool.map(lambda j: build_module(b, *j), jobs))
+        procs = list(pool.map(lambda j: build_module(b, *j), first))
+        procs += list(pool.map(lambda j: build_module(b, *j),
+                               jobs[len(first):]))
     with log.open('w') as f:
         for (spec, default_modpost), proc in zip(jobs, procs):
             how = ' (default modpost)' if default_modpost else ''
@@ -255,8 +303,39 @@ def build_all(b: Build, log: Path) -> list[Case]:
                 cases.append(modpost_case(spec, proc))
     order = {spec.name: i for i, spec in enumerate(MODULES)}
     cases.sort(key=lambda c: order[c.name.removeprefix('modpost_stops_')])
+    cases += [spelling_case(b, s, skip.get(s.name)) for s in MODULES
+              if s.imports or s.exports_ns]
     cases.append(nsdeps_case(b, log.with_name('nsdeps.log')))
     return cases
+
+
+def spelling_case(b: Build, spec: ModuleSpec, skip: Optional[str]) -> Case:
+    """The namespaces of a built module as modinfo and its Module.symvers
+    show them: the names, never with the quotes a source may write."""
+    name = f'namespaces_of_{spec.name}_without_quotes'
+    if skip:
+        return Case(name, Status.SKIP, reason=skip)
+    mdir = module_dir(b, spec.name)
+    problems = []
+    if spec.imports:
+        try:
+            out = run(['modinfo', '-F', 'import_ns',
+                       str(mdir / f'{spec.name}.ko')], timeout=60).stdout
+        except ToolError as e:
+            out = ''
+            problems.append(str(e))
+        got = sorted(out.split())
+        if got != sorted(spec.imports):
+            problems.append(f'modinfo -F import_ns: {got}, expected '
+                            f'{sorted(spec.imports)}')
+    if spec.exports_ns:
+        symvers = mdir / 'Module.symvers'
+        got = sorted({ns for _, ns in exports(
+            symvers.read_text() if symvers.is_file() else '').values()})
+        if got != sorted(spec.exports_ns):
+            problems.append(f'{symvers}: namespaces {got}, expected '
+                            f'{sorted(spec.exports_ns)}')
+    return Case(name, Status.FAIL if problems else Status.PASS, problems)
 
 
 def built(b: Build) -> list[tuple[str, Path]]:
