@@ -34,6 +34,7 @@ sys.path[:0] = [str(HERE), str(REPO)]
 
 import boot_config  # noqa: E402
 import boot_initramfs  # noqa: E402
+import boot_intree  # noqa: E402
 import boot_kernel  # noqa: E402
 import boot_keys  # noqa: E402
 import boot_modules  # noqa: E402
@@ -73,7 +74,8 @@ def step_build(c: Context) -> None:
 
 def step_modules(c: Context) -> None:
     boot_results.save_cases(c.cases_file('modules'), boot_modules.build_all(
-        c.build, c.out / 'modules.log'))
+        c.build, c.out / 'modules.log')
+        + boot_intree.cases(c.build, c.out / 'intree.log'))
 
 
 def step_initramfs(c: Context) -> None:

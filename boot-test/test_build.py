@@ -11,6 +11,7 @@ import pytest
 
 import boot_config
 import boot_initramfs
+import boot_intree
 import boot_kernel
 import boot_modules
 import run
@@ -243,3 +244,17 @@ def test_bare_spellings_skip_where_the_kernel_takes_strings_only() -> None:
                   if s.name == 'ns_export_quoted')
     assert boot_modules.skip_reason(bare, {}, reason) == reason
     assert boot_modules.skip_reason(quoted, {}, reason) is None
+
+
+def test_in_tree_check_skips_where_the_kernel_has_none() -> None:
+    assert boot_intree.skip_reason(
+        '#define __namespace_must_be_a_string_literal(ns)\t"" ns\n') is None
+    assert 'no __namespace_must_be_a_string_literal' in \
+        boot_intree.skip_reason('#define EXPORT_SYMBOL_NS(sym, ns) x\n')
+
+
+def test_in_tree_source_spells_each_variant() -> None:
+    for _, export, import_, _ in boot_intree.VARIANTS:
+        text = boot_intree.SOURCE.format(export=export, import_=import_)
+        assert f'boot_test_ns_spelling, {export});' in text
+        assert f'MODULE_IMPORT_NS({import_});' in text
