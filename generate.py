@@ -28,6 +28,32 @@ DEFAULT_WORKDIR = tree.default_workdir()
 
 log = progress
 
+# The hand-written step that keeps external modules building (its name in
+# patches/series, without the number).
+EXTMOD_STEP = ("-module-let-external-modules-write-a-symbol-namespace-"
+               "either-way.patch")
+
+
+def external_modules_text(decisions: list[steps.Decision]) -> str:
+    """What the series means for modules built outside the tree."""
+    kinds = {d.kind for d in decisions if d.step.endswith(EXTMOD_STEP)}
+    if kinds & {steps.Kind.APPLIES, steps.Kind.VARIANT}:
+        return """Modules built outside the tree (make M=DIR, as DKMS does) keep
+building unchanged: they may write a namespace bare, as this kernel
+required until now, or as a string, as upstream requires since 6.13,
+including the LINUX_VERSION_CODE test that picks one or the other.
+Both spellings name the same namespace for modpost, the loader, modinfo
+and Module.symvers.  The kernel's own code must write a string literal:
+a bare namespace there stops the build, with
+__namespace_must_be_a_string_literal among the compiler's notes.  The
+generator's "generate.py module DIR" rewrites an external module so that
+it builds on kernels before and after the conversion.
+"""
+    return """Modules built outside the tree: this kernel takes namespaces as
+string literals only, as upstream has since 6.13, from external modules
+too; the series changes nothing there.
+"""
+
 
 def cover_text(ksrc: tree.KernelTree, base_desc: str, base: tree.Baseline,
                decisions: list[steps.Decision], spatch_version: str,
@@ -59,6 +85,7 @@ CONFIG_MODULE_SIG the tag, which any module can write, is all there is.
 symbol_get() hands a restricted symbol only to a module that may use it
 and refuses callers that are not modules.
 
+{external_modules_text(decisions)}
 What the restriction guarantees: only the listed in-tree modules get the
 symbol through the interfaces that hand symbols to modules, linking at
 load time and symbol_get()/symbol_request().  What it does not: code

@@ -231,3 +231,23 @@ def test_kernel_doc_rule_matches_converted_exports(env: dict[str, Path]) -> None
               "? \"$2\\n\" : \"no\\n\")")
     out = run(["perl", "-e", script]).stdout
     assert out.strip() == "foo"
+
+
+def test_cover_letter_says_what_external_modules_get() -> None:
+    """The paragraph follows the decision on the external-modules step."""
+    from nsgen.steps import Decision, Kind
+    step = "0003" + generate.EXTMOD_STEP
+    applied = generate.external_modules_text(
+        [Decision(step, Kind.VARIANT, "", "6.1")])
+    assert "keep\nbuilding unchanged" in applied
+    assert "__namespace_must_be_a_string_literal" in applied
+    upstream = generate.external_modules_text(
+        [Decision(step, Kind.ALREADY, "strings only")])
+    assert "string literals only" in upstream
+    assert "changes nothing" in upstream
+    assert generate.external_modules_text([]) == upstream
+
+
+def test_external_modules_step_is_in_the_series() -> None:
+    series = (generate.PROJECT / "patches/series").read_text().splitlines()
+    assert sum(line.endswith(generate.EXTMOD_STEP) for line in series) == 1
