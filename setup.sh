@@ -23,6 +23,8 @@ PACKAGES=(coccinelle python3 python3-pytest make gcc git
 	  debian-archive-keyring)
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 NEWER_SUITES=(trixie trixie-backports sid)
+# Where the out-of-tree modules of the boot test come from (Debian 13).
+DKMS_SUITE=trixie
 
 die() {
 	echo "setup.sh: error: $*" >&2
@@ -150,10 +152,38 @@ source_tree() {
 	echo "linux-source-$kver $version" >"$dest/linux-source-$kver.package"
 }
 
+# An out-of-tree module's sources as Debian's newer suites ship them
+# (PKG-dkms of $DKMS_SUITE, with a private apt state in DIR/.apt): /usr/src/NAME-VERSION of
+# the package, unpacked into DIR/PKG; print that directory.
+dkms_source() {
+	local pkg=$1 dest=$2 apt=$2/.apt deb tmp src
+	if [ -f "$dest/$pkg/.package" ]; then
+		echo "$dest/$pkg"
+		return 0
+	fi
+	private_update "$apt"
+	mkdir -p "$dest"
+	(cd "$apt/debs" && rm -f ./*.deb && apt-get "${APT_OPTS[@]}" -q download "$pkg/$DKMS_SUITE" >&2) ||
+		die "no package $pkg in $DKMS_SUITE"
+	deb=$(ls "$apt/debs/${pkg}"_*.deb)
+	tmp=$(mktemp -d "$dest/.unpack.XXXXXX")
+	UNPACK_TMP=$tmp
+	trap 'rm -rf "$UNPACK_TMP"' EXIT
+	dpkg-deb -x "$deb" "$tmp"
+	src=$(find "$tmp/usr/src" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+	[ -n "$src" ] || die "$pkg has nothing in /usr/src"
+	rm -rf "${dest:?}/$pkg"
+	mv "$src" "$dest/$pkg"
+	echo "$pkg $(dpkg-deb -f "$deb" Version)" >"$dest/$pkg/.package"
+	rm -f "$deb"
+	echo "$dest/$pkg"
+}
+
 case "${1:-}" in
 deps) deps ;;
 install) [ $# -ge 2 ] || die "usage: setup.sh install PKG..."; shift; install_missing "$@" ;;
 source) [ $# -eq 3 ] || die "usage: setup.sh source KVER DIR"; source_tree "$2" "$3" ;;
 resolve) [ $# -eq 3 ] || die "usage: setup.sh resolve KVER DIR"; resolve "$2" "$3" ;;
-*) die "usage: setup.sh deps | install PKG... | source KVER DIR | resolve KVER DIR" ;;
+dkms) [ $# -eq 3 ] || die "usage: setup.sh dkms PKG DIR"; dkms_source "$2" "$3" ;;
+*) die "usage: setup.sh deps | install PKG... | source KVER DIR | resolve KVER DIR | dkms PKG DIR" ;;
 esac

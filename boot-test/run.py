@@ -33,6 +33,7 @@ REPO = HERE.parent
 sys.path[:0] = [str(HERE), str(REPO)]
 
 import boot_config  # noqa: E402
+import boot_dkms  # noqa: E402
 import boot_initramfs  # noqa: E402
 import boot_intree  # noqa: E402
 import boot_kernel  # noqa: E402
@@ -75,13 +76,16 @@ def step_build(c: Context) -> None:
 def step_modules(c: Context) -> None:
     boot_results.save_cases(c.cases_file('modules'), boot_modules.build_all(
         c.build, c.out / 'modules.log')
-        + boot_intree.cases(c.build, c.out / 'intree.log'))
+        + boot_intree.cases(c.build, c.out / 'intree.log')
+        + boot_dkms.build_all(c.build, c.out / 'dkms.log'))
 
 
 def step_initramfs(c: Context) -> None:
     boot_initramfs.make_initramfs(c.build.build_dir,
-                                  boot_modules.built(c.build), c.out,
-                                  boot_modules.skipped(c.build),
+                                  boot_modules.built(c.build)
+                                  + boot_dkms.built(c.build), c.out,
+                                  {**boot_modules.skipped(c.build),
+                                   **boot_dkms.skipped(c.build)},
                                   boot_keys.installed_modules(c.build),
                                   boot_keys.keys_dir(c.build))
 

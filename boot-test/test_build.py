@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import boot_config
+import boot_dkms
 import boot_initramfs
 import boot_intree
 import boot_kernel
@@ -258,3 +259,24 @@ def test_in_tree_source_spells_each_variant() -> None:
         text = boot_intree.SOURCE.format(export=export, import_=import_)
         assert f'boot_test_ns_spelling, {export});' in text
         assert f'MODULE_IMPORT_NS({import_});' in text
+
+
+def test_dkms_make_args_are_those_of_dkms_conf() -> None:
+    conf = ('MAKE[0]="make -C ${kernel_source_dir} '
+            'M=${dkms_tree}/${PACKAGE_NAME}/${PACKAGE_VERSION}/build '
+            'DKMS_BUILD=1"\n')
+    assert boot_dkms.make_args(conf) == ['DKMS_BUILD=1']
+
+
+def test_dkms_namespace_errors_are_failures_not_skips() -> None:
+    bare = ("evdi_gem.c:35:18: error: expected ',' or ';' before 'DMA_BUF'\n"
+            "include/linux/module.h:299:33: note: in expansion of macro "
+            "'MODULE_INFO'\n"
+            "evdi_gem.c:35:1: note: in expansion of macro "
+            "'MODULE_IMPORT_NS'\n")
+    assert boot_dkms.not_namespace_error(bare) is None
+    api = "evdi_fb.c:10:5: error: implicit declaration of function 'x'\n"
+    assert boot_dkms.not_namespace_error(api) == api.strip()
+    modpost = (api + "ERROR: modpost: module evdi uses symbol dma_buf_put "
+               "from namespace DMA_BUF, but does not import it.\n")
+    assert boot_dkms.not_namespace_error(modpost) is None
