@@ -292,6 +292,29 @@ def other_kernel(args: argparse.Namespace, kver: str) -> list[Case]:
     return cases
 
 
+def converter_kernels(args: argparse.Namespace, full: "Full") -> Case:
+    """generate.py module's output on the boot test's kernel, Debian's
+    linux-headers for 6.1 and the newest 7.x tree (modules_prepare)."""
+    name = ("generate.py module output builds on the patched kernel, "
+            "Debian 6.1 headers and upstream 7.x")
+    setup = [str(PROJECT / "setup.sh")]
+    src = Path(args.src_dir or Path(args.workdir).parent / "src")
+    p = sh(setup + ["resolve", "7.x", str(src)], 600)
+    kver = p.stdout.strip().splitlines()[-1] if p.returncode == 0 else ""
+    if kver:
+        p = sh(setup + ["source", kver, str(src)], 1800)
+    if p.returncode != 0 or not kver:
+        return Case(name, Status.FAIL, 0, 1, 0.0,
+                    "no 7.x tree: " + (p.stdout.strip().splitlines()
+                                       or ["?"])[-1])
+    return suite(name, [
+        PY, "tests/converter_kernels.py",
+        "--patched", full.workdir / "build-boot-test",
+        "--upstream", src / f"linux-source-{kver}",
+        "--work", full.workdir / "converter-kernels",
+        "--jobs", str(args.jobs)], 3600)
+
+
 def time_breakdown(cases: list[Case]) -> list[str]:
     """TAP comments: the time of each part and of the whole."""
     total = sum(c.elapsed for c in cases)
@@ -404,6 +427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     PY, "tests/distcc_check.py", "--ksrc", full.applied,
                     "--build-dir", full.workdir / "build-boot-test",
                     "--jobs", str(args.jobs)], 900))
+                add(converter_kernels(args, full))
             else:
                 add(Case("boot test in QEMU", Status.FAIL, 0, 1, 0.0,
                          "not run: the series does not apply"))
