@@ -25,6 +25,11 @@ CC_WRAPPER ?= auto
 # How the cover letter names the base; empty: the Debian package the tree
 # was unpacked from, else make kernelversion.
 BASE_DESC ?=
+# Who sends the series, "Name <email>"; empty: git's user.name and
+# user.email.  The patches' date; empty: the Debian package's changelog date,
+# or the newest commit of a git tree.
+AUTHOR ?=
+DATE ?=
 
 # The kernels 'make check' regenerates the series on besides KVER.
 CHECK_KERNELS ?= 6.1,7.x
@@ -35,6 +40,8 @@ GEN := $(PYTHON) generate.py
 TREE_WORKDIR := $(WORKDIR)/$(notdir $(KSRC))
 GEN_ARGS := --ksrc "$(KSRC)" --workdir "$(TREE_WORKDIR)"
 KBUILD_ARGS := --jobs $(JOBS) --cc-wrapper "$(CC_WRAPPER)"
+SERIES_ARGS = --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)" \
+	--author "$(AUTHOR)" --date "$(DATE)"
 
 .PHONY: all series deps ksrc check check-kernels test boot-test boot-test-mutants bisect-check bench checkpatch verify help clean
 
@@ -77,6 +84,10 @@ help:
 	@echo '  WORKDIR=$(WORKDIR)'
 	@echo '            baseline, work trees, caches, kernel build'
 	@echo '  OUT=$(OUT)  PYTHON=$(PYTHON)'
+	@echo '  AUTHOR="Name <email>"  who sends the series (default: git'"'"'s'
+	@echo '            user.name and user.email; none: an unsigned placeholder)'
+	@echo '  DATE=     the patches'"'"' date (default: the Debian package'"'"'s'
+	@echo '            changelog date, or the newest commit of a git tree)'
 	@echo '  JOBS=$(JOBS)  parallel spatch processes and make jobs (more'
 	@echo '            than nproc when a build farm compiles)'
 	@echo '  CC_WRAPPER=$(CC_WRAPPER)'
@@ -94,7 +105,7 @@ ifeq ($(KSRC),$(DEFAULT_KSRC))
 endif
 
 series: ksrc
-	$(GEN) generate $(GEN_ARGS) --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)"
+	$(GEN) generate $(GEN_ARGS) $(SERIES_ARGS)
 
 test: deps
 	$(PYTHON) tests/check.py --fast
@@ -110,7 +121,7 @@ boot-test: series
 
 verify: series
 	$(GEN) verify $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)"
-	$(GEN) generate $(GEN_ARGS) --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)"
+	$(GEN) generate $(GEN_ARGS) $(SERIES_ARGS)
 
 boot-test-mutants: series
 	$(PYTHON) tests/mutants.py $(GEN_ARGS) $(KBUILD_ARGS) --series "$(OUT)/series" --out "$(OUT)/mutants"

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from nsgen import (convert, kbuild, module, review, series, spatch, steps,
-                   tree, verify)
+from nsgen import (convert, identity, kbuild, module, review, series, spatch,
+                   steps, tree, verify)
 from nsgen.run import ToolError, progress
 
 PROJECT = Path(__file__).resolve().parent
@@ -184,6 +184,12 @@ def run_generate(args: argparse.Namespace) -> int:
     base = tree.make_baseline(ksrc, workdir)
     log(f"  baseline {base.commit[:12]} in {workdir}: "
         f"{time.monotonic() - t:.1f} s")
+    sender = identity.resolve(args.author, Path.cwd())
+    date, date_from = identity.input_date(ksrc.path, args.date)
+    base.repo.env = tree.sender_env(sender.name, sender.email, date)
+    log(f"  author {sender.ident()}, date {date} (from {date_from})")
+    if not sender.signed:
+        log(f"generate: warning: {identity.UNSIGNED_NOTE}")
     patch_dir = order_file.parent
     rules = steps.read_rules(patch_dir / "steps.conf")
     steps.check_rules(rules, patch_dir,
@@ -200,7 +206,7 @@ def run_generate(args: argparse.Namespace) -> int:
             if d.kind is steps.Kind.REFUSED:
                 raise ToolError(f"{e.name} refused: {d.reason}")
             if d.patch is not None:
-                series.apply_patch(base.repo, d.patch)
+                series.apply_patch(base.repo, d.patch, sender, date)
                 log(f"  applied {d.patch.relative_to(patch_dir)}: "
                     f"{time.monotonic() - t:.1f} s")
             continue
@@ -211,8 +217,11 @@ def run_generate(args: argparse.Namespace) -> int:
         decisions.append(steps.generated_decision(
             r.name, r.status is convert.Status.CHANGED, r.notes))
         if r.status is convert.Status.CHANGED:
+            message = r.message.rstrip("\n") + "\n"
+            if sender.signed:
+                message += f"\n{sender.sign_off()}\n"
             base.repo.git("commit", "-q", "--cleanup=verbatim", "-F", "-",
-                          stdin=r.message)
+                          stdin=message)
             generated.append(base.repo.git("rev-parse", "HEAD").strip())
         log(f"  generated {e.name}: {r.status.value}, {len(r.files)} files"
             f"{' (' + '; '.join(r.notes) + ')' if r.notes else ''}, "
@@ -224,6 +233,8 @@ def run_generate(args: argparse.Namespace) -> int:
     checks = cover_checks(base, workdir, generated, args.jobs)
     subject, body = cover_text(ksrc, base_desc(ksrc, args.base_desc), base,
                                decisions, version, checks)
+    if not sender.signed:
+        body = f"NOT SENDABLE: {identity.UNSIGNED_NOTE}.\n\n{body}"
     files = series.format_series(base.repo, base.commit, out, subject, body)
     for f in files:
         print(f)
@@ -348,6 +359,13 @@ def setup_parser() -> argparse.ArgumentParser:
                      "the Debian package and version")
     gen.add_argument("--series-file", default=str(PROJECT / "patches" / "series"),
                      help="the order file (default: %(default)s)")
+    gen.add_argument("--author", default="",
+                     help='who sends the series, "Name <email>" (default: '
+                     "git's user.name and user.email)")
+    gen.add_argument("--date", default="",
+                     help="the patches' date, RFC 2822 or ISO 8601 (default: "
+                     "the Debian package's changelog date, or the newest "
+                     "commit of a git tree)")
     gen.add_argument("--dry-run", action="store_true",
                      help="print the commands instead of running them")
     app = sub.add_parser("apply", help="git am a series onto the pristine "

@@ -117,15 +117,38 @@ resolve() {
 		die "no linux-source-$kver in ${NEWER_SUITES[*]}"
 }
 
+# changelog_date FILE: the date of the newest entry of a Debian changelog
+# (.gz), as its trailer line writes it (RFC 2822).
+changelog_date() {
+	zcat "$1" | sed -n 's/^ -- .*>  //p' | head -n 1
+}
+
 source_tree() {
-	local kver=$1 dest=$2 tarball version deb tmp
+	local kver=$1 dest=$2 tarball version deb tmp changelog
 	[[ "$kver" =~ ^[0-9]+\.[0-9]+$ ]] || die "KVER=$kver: expected a version like 6.12"
 	if [ -f "$dest/linux-source-$kver/Makefile" ]; then
 		# unpacked by an earlier setup.sh that did not record the package
-		if [ ! -f "$dest/linux-source-$kver.package" ] && installed "linux-source-$kver"; then
-			dpkg-query -W -f='${Package} ${Version}\n' "linux-source-$kver" \
-				>"$dest/linux-source-$kver.package"
+		# or its date
+		grep -qs '^date ' "$dest/linux-source-$kver.package" && return 0
+		changelog=/usr/share/doc/linux-source-$kver/changelog.Debian.gz
+		if installed "linux-source-$kver" && [ -f "$changelog" ]; then
+			version=$(dpkg-query -W -f='${Version}' "linux-source-$kver")
+		else
+			# fetched from a newer suite: fetch it again, for its changelog
+			deb=$(fetch_newer "$kver" "$dest/.apt")
+			version=$(dpkg-deb -f "$deb" Version)
+			tmp=$(mktemp -d "$dest/.unpack.XXXXXX")
+			UNPACK_TMP=$tmp
+			trap 'rm -rf "$UNPACK_TMP"' EXIT
+			dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" \
+				"./usr/share/doc/linux-source-$kver/changelog.Debian.gz"
+			rm -f "$deb"
+			changelog=$tmp/usr/share/doc/linux-source-$kver/changelog.Debian.gz
 		fi
+		{
+			echo "linux-source-$kver $version"
+			echo "date $(changelog_date "$changelog")"
+		} >"$dest/linux-source-$kver.package"
 		return 0
 	fi
 	mkdir -p "$dest"
@@ -136,12 +159,14 @@ source_tree() {
 		installed "linux-source-$kver" || apt_install "linux-source-$kver"
 		tarball=/usr/src/linux-source-$kver.tar.xz
 		version=$(dpkg-query -W -f='${Version}' "linux-source-$kver")
+		changelog=/usr/share/doc/linux-source-$kver/changelog.Debian.gz
 	else
 		deb=$(fetch_newer "$kver" "$dest/.apt")
 		version=$(dpkg-deb -f "$deb" Version)
 		dpkg-deb -x "$deb" "$tmp/pkg"
 		rm -f "$deb"
 		tarball=$tmp/pkg/usr/src/linux-source-$kver.tar.xz
+		changelog=$tmp/pkg/usr/share/doc/linux-source-$kver/changelog.Debian.gz
 	fi
 	[ -f "$tarball" ] || die "$tarball is missing after installing linux-source-$kver"
 	echo "setup.sh: unpacking $tarball into $dest" >&2
@@ -149,7 +174,10 @@ source_tree() {
 	[ -f "$tmp/linux-source-$kver/Makefile" ] || die "$tarball has no linux-source-$kver/"
 	rm -rf "$dest/linux-source-$kver"
 	mv "$tmp/linux-source-$kver" "$dest/linux-source-$kver"
-	echo "linux-source-$kver $version" >"$dest/linux-source-$kver.package"
+	{
+		echo "linux-source-$kver $version"
+		[ ! -f "$changelog" ] || echo "date $(changelog_date "$changelog")"
+	} >"$dest/linux-source-$kver.package"
 }
 
 # An out-of-tree module's sources as Debian's newer suites ship them

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import email.utils
 import os
 import re
 import shutil
+import tempfile
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
+from .identity import Sender
 from .run import ToolError
 from .tree import Repo
 
@@ -61,12 +65,42 @@ def apply_check(repo: Repo, patch: Path) -> str | None:
     return f" at {m.group(1)}" if m else ""
 
 
-def apply_patch(repo: Repo, patch: Path) -> None:
-    """git am one hand-written patch; name the patch and file if it fails."""
+def with_author(text: str, ident: str, date: str) -> str:
+    """A stored patch with From: and Date: headers: the sender's, where the
+    patch has no author of its own."""
+    head, sep, rest = text.partition("\n\n")
+    if re.search(r"^From: ", head, re.M):
+        return text
+    lines = head.split("\n")
+    at = 1 if lines and lines[0].startswith("From ") else 0
+    when = email.utils.format_datetime(datetime.fromisoformat(date))
+    lines[at:at] = [f"From: {ident}", f"Date: {when}"]
+    return "\n".join(lines) + sep + rest
+
+
+def apply_patch(repo: Repo, patch: Path, sender: Sender | None = None,
+                date: str = "") -> None:
+    """git am one hand-written patch; name the patch and file if it fails.
+
+    With a sender, a patch stored without an author gets the sender as its
+    author and date as its date, and a signed sender signs it off (git am
+    -s: after the original author's sign-off where there is one)."""
     patch = patch.resolve()     # git runs in the work tree
+    args = ["am", "--keep-cr", "-q", "--committer-date-is-author-date"]
+    tmp: Path | None = None
+    if sender is not None:
+        if sender.signed:
+            args.append("-s")
+        text = patch.read_text(encoding="utf-8", errors="surrogateescape")
+        authored = with_author(text, sender.ident(), date)
+        if authored != text:
+            fd, name = tempfile.mkstemp(suffix=".patch")
+            os.close(fd)
+            tmp = Path(name)
+            tmp.write_text(authored, encoding="utf-8",
+                           errors="surrogateescape")
     try:
-        repo.git("am", "--keep-cr", "-q", "--committer-date-is-author-date",
-                 str(patch))
+        repo.git(*args, str(tmp or patch))
     except ToolError as e:
         am_error = str(e)
         repo.git("am", "--abort", check=False)
@@ -76,6 +110,9 @@ def apply_patch(repo: Repo, patch: Path) -> None:
         raise ToolError(f"{patch.name} does not apply{where}: the kernel has "
                         "changed there; refresh the patch for this tree") \
             from None
+    finally:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
 
 
 def format_series(repo: Repo, base: str, out: Path, cover_subject: str,

@@ -65,7 +65,7 @@ def find_sites(path: str, text: str, ns_macros: dict[str, int]) -> Iterator[Site
             continue
         # Offsets of the last argument: after the last top-level comma.
         inner_end = close - 1
-        depth, i, quote = 0, inner_end - 1, ""
+        depth, quote = 0, ""
         arg_start = m.end()
         for j in range(m.end(), inner_end):
             c = text[j]

@@ -39,6 +39,14 @@ GIT_ENV = {
     "LC_ALL": "C", "TZ": "UTC",
 }
 
+def sender_env(name: str, email: str, date: str) -> dict[str, str]:
+    """git's identity and dates for the series' commits (the baseline keeps
+    the fixed ones above: it stands for the input tree)."""
+    return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
+            "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_NAME": name,
+            "GIT_COMMITTER_EMAIL": email, "GIT_COMMITTER_DATE": date}
+
+
 def default_workdir() -> Path:
     """Where the baseline, work trees, caches and builds go: $WORKDIR, else
     $XDG_CACHE_HOME/ns-series, else ~/.cache/ns-series.  The Makefile asks
@@ -94,6 +102,8 @@ class Repo:
     def __init__(self, git_dir: Path, work_tree: Path | None = None) -> None:
         self.git_dir = git_dir
         self.work_tree = work_tree
+        # Overrides of GIT_ENV for this repository's commits (the sender).
+        self.env: dict[str, str] = {}
 
     def git(self, *args: str, timeout: float = 900, check: bool = True,
             stdin: str | None = None, merge_stderr: bool = False) -> str:
@@ -101,7 +111,8 @@ class Repo:
         if self.work_tree is not None:
             cmd.append(f"--work-tree={self.work_tree}")
         proc = run([*cmd, *args], cwd=self.work_tree or self.git_dir,
-                   env=GIT_ENV, timeout=timeout, check=check, stdin=stdin)
+                   env={**GIT_ENV, **self.env}, timeout=timeout, check=check,
+                   stdin=stdin)
         return proc.stdout + proc.stderr if merge_stderr else proc.stdout
 
 

@@ -37,7 +37,9 @@ def gen(env: dict[str, Path], *extra: str, out: Path | None = None) -> int:
     return generate.main(["generate", "--ksrc", str(env["ksrc"]),
                           "--workdir", str(env["work"]),
                           "--out", str(out or env["out"]), "--jobs", "2",
-                          "--series-file", str(env["order"]), *extra])
+                          "--series-file", str(env["order"]),
+                          "--author", "Test Sender <sender@example.org>",
+                          "--date", "2026-12-01T12:00:00+00:00", *extra])
 
 
 def test_series_converts_and_leaves_input_alone(env: dict[str, Path]) -> None:
@@ -251,3 +253,75 @@ def test_cover_letter_says_what_external_modules_get() -> None:
 def test_external_modules_step_is_in_the_series() -> None:
     series = (generate.PROJECT / "patches/series").read_text().splitlines()
     assert sum(line.endswith(generate.EXTMOD_STEP) for line in series) == 1
+
+
+def stored_patch(subject: str, old: str, new: str, author: str = "") -> str:
+    """A hand-written patch on kernel/module/main.c, as patches/ keeps it:
+    without an author unless it has a real one (then with its sign-off)."""
+    head = "From 0000000000000000000000000000000000000000 Mon Sep 17 " \
+        "00:00:00 2001\n"
+    body = "Why.\n"
+    if author:
+        head += f"From: {author}\nDate: Mon, 2 Nov 2026 10:00:00 +0000\n"
+        body += f"\nSigned-off-by: {author}\n"
+    return (head + f"Subject: [PATCH] {subject}\n\n{body}---\n"
+            "diff --git a/kernel/module/main.c b/kernel/module/main.c\n"
+            "--- a/kernel/module/main.c\n+++ b/kernel/module/main.c\n"
+            f"@@ -1 +1 @@\n-{old}\n+{new}\n")
+
+
+def test_every_patch_is_the_senders_and_signed_off(
+        env: dict[str, Path]) -> None:
+    """Stored patches get the sender as author and the input's date (or keep
+    a real author and date, then the sender's sign-off follows the
+    author's), generated ones too."""
+    d = env["order"].parent
+    (d / "0001-mine.patch").write_text(stored_patch(
+        "module: mine", "/* the loader */", "/* loader 2 */"))
+    (d / "0002-theirs.patch").write_text(stored_patch(
+        "module: theirs", "/* loader 2 */", "/* loader 3 */",
+        "Real Author <real@example.org>"))
+    env["order"].write_text("0001-mine.patch\n0002-theirs.patch\n"
+                            "generate: ns-string\n")
+    assert gen(env) == 0
+    files = sorted((env["out"] / "series").iterdir())
+    me = "Test Sender <sender@example.org>"
+    for f in files:
+        text = f.read_text()
+        date = ("Mon, 2 Nov 2026 10:00:00 +0000" if "theirs" in f.name
+                else "Tue, 1 Dec 2026 12:00:00 +0000")
+        assert f"Date: {date}" in text, f.name
+        if f.name.startswith("0000"):
+            continue
+        trailers = [line for line in text.splitlines()
+                    if line.startswith("Signed-off-by: ")]
+        if "theirs" in f.name:
+            assert "From: Real Author <real@example.org>" in text
+            assert trailers == ["Signed-off-by: Real Author "
+                                "<real@example.org>", f"Signed-off-by: {me}"]
+        else:
+            assert f"From: {me}" in text, f.name
+            assert trailers == [f"Signed-off-by: {me}"], f.name
+    assert "NOT SENDABLE" not in files[0].read_text()
+
+
+def test_unsigned_placeholder_is_marked(env: dict[str, Path],
+                                        monkeypatch: pytest.MonkeyPatch,
+                                        tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]
+                                        ) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.chdir(tmp_path)
+    assert generate.main([
+        "generate", "--ksrc", str(env["ksrc"]), "--workdir", str(env["work"]),
+        "--out", str(env["out"]), "--jobs", "2", "--series-file",
+        str(env["order"]), "--date", "2026-12-01T12:00:00+00:00"]) == 0
+    assert "unsigned and not sendable" in capsys.readouterr().err
+    files = sorted((env["out"] / "series").iterdir())
+    assert "NOT SENDABLE: this series is unsigned" in files[0].read_text()
+    for f in files[1:]:
+        text = f.read_text()
+        assert "UNSIGNED - set git config user.name" in next(
+            line for line in text.splitlines() if line.startswith("From: "))
+        assert "Signed-off-by:" not in text
