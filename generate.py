@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from nsgen import (convert, identity, kbuild, module, review, series, spatch,
-                   steps, tree, verify)
+from nsgen import (convert, identity, kbuild, mail, module, review, series,
+                   spatch, steps, tree, verify)
 from nsgen.run import ToolError, progress
 
 PROJECT = Path(__file__).resolve().parent
@@ -128,6 +128,7 @@ class CoverChecks:
     equivalence: str
     hunks: str
     maintainers: str
+    per_file: dict[str, list[str]] | None = None   # get_maintainer.pl
 
 
 def cover_checks(base: tree.Baseline, workdir: Path,
@@ -145,7 +146,8 @@ def cover_checks(base: tree.Baseline, workdir: Path,
         f"{time.monotonic() - t:.1f} s")
     return CoverChecks(verify.cover_lines(workdir, repo),
                        review.review_text(reviews) or "    (no generated commit)",
-                       review.maintainers_text(found, len(files)))
+                       review.maintainers_text(found, len(files)),
+                       found.per_file if found else None)
 
 
 def base_desc(ksrc: tree.KernelTree, given: str) -> str:
@@ -197,6 +199,7 @@ def run_generate(args: argparse.Namespace) -> int:
     decisions: list[steps.Decision] = []
     results: list[convert.StepResult] = []
     generated: list[str] = []
+    treewide: list[str] = []        # the tree-wide conversion's commit
     for e in order:
         t = time.monotonic()
         if e.kind == "patch":
@@ -223,6 +226,8 @@ def run_generate(args: argparse.Namespace) -> int:
             base.repo.git("commit", "-q", "--cleanup=verbatim", "-F", "-",
                           stdin=message)
             generated.append(base.repo.git("rev-parse", "HEAD").strip())
+            if e.name == "ns-string":
+                treewide.append(generated[-1])
         log(f"  generated {e.name}: {r.status.value}, {len(r.files)} files"
             f"{' (' + '; '.join(r.notes) + ')' if r.notes else ''}, "
             f"{r.cached} spatch results from cache: "
@@ -235,7 +240,16 @@ def run_generate(args: argparse.Namespace) -> int:
                                decisions, version, checks)
     if not sender.signed:
         body = f"NOT SENDABLE: {identity.UNSIGNED_NOTE}.\n\n{body}"
-    files = series.format_series(base.repo, base.commit, out, subject, body)
+    commits = base.repo.git("rev-list", "--reverse",
+                            f"{base.commit}..HEAD").split()
+
+    def mailable(files: list[Path]) -> None:
+        mail.address_and_thread(files, {commits.index(c) + 1
+                                        for c in treewide},
+                                checks.per_file, sender.email)
+
+    files = series.format_series(base.repo, base.commit, out, subject, body,
+                                 mailable)
     for f in files:
         print(f)
     log(f"generate: {max(len(files) - 1, 0)} patches and a cover letter in {out}: "

@@ -10,6 +10,7 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Callable
 
 from .identity import Sender
 from .run import ToolError
@@ -116,8 +117,11 @@ def apply_patch(repo: Repo, patch: Path, sender: Sender | None = None,
 
 
 def format_series(repo: Repo, base: str, out: Path, cover_subject: str,
-                  cover_body: str) -> list[Path]:
-    """Write base..HEAD to out/ with a cover letter, atomically.
+                  cover_body: str,
+                  finish: Callable[[list[Path]], None] | None = None
+                  ) -> list[Path]:
+    """Write base..HEAD to out/ with a cover letter, atomically; finish, if
+    given, rewrites the files (the cover letter first) before they move in.
 
     The series is written next to out and moved into place at the end, so an
     interrupted run never leaves a half-written series behind.
@@ -143,6 +147,8 @@ def format_series(repo: Repo, base: str, out: Path, cover_subject: str,
         text = text.replace("*** SUBJECT HERE ***", cover_subject)
         text = text.replace("*** BLURB HERE ***", cover_body.rstrip("\n"))
         cover.write_text(text)
+        if finish is not None:
+            finish(files)
         _replace(tmp, out)
     finally:
         if tmp.exists():
