@@ -111,8 +111,12 @@ def _fold(name: str, addrs: list[str]) -> list[str]:
 
 
 def with_headers(text: str, headers: list[str]) -> str:
-    """text with headers added after its Date: header."""
+    """text with headers added after its Date: header, and its Subject on
+    one line (b4 0.12 cannot copy a folded Subject)."""
     head, sep, rest = text.partition("\n\n")
+    head = re.sub(r"^Subject: .*(?:\n[ \t]+.*)*",
+                  lambda m: re.sub(r"\n[ \t]+", " ", m.group(0)), head,
+                  flags=re.M)
     lines = head.split("\n")
     at = next((i + 1 for i, line in enumerate(lines)
                if line.startswith("Date: ")), len(lines))
