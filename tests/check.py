@@ -412,6 +412,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                       ["make", "-s", "-C", "tests/matcher",
                        f"KSRC_PATCHED={full.applied}"], 600))
             add(full.checkpatch())
+            add(suite("the series by mail: git send-email, b4 am, "
+                      "checkpatch on every patch", [
+                          PY, "tests/mail_check.py", "--series",
+                          str(full.out / "series"), "--ksrc", str(full.ksrc),
+                          "--work", str(full.workdir / "mail-check")], 5400))
             for kver in filter(None, args.other_kernels.split(",")):
                 add(other_kernel(args, kver))
         if applied is not None:
