@@ -123,9 +123,9 @@ def reverse(patch: str) -> str:
     return ''.join(out)
 
 
-def checkpatch(ksrc: Path, text: str) -> Counter[str]:
+def checkpatch(ksrc: Path, text: str, *extra: str) -> Counter[str]:
     proc = run(['perl', 'scripts/checkpatch.pl', '--strict', '--show-types',
-                '--terse', '--no-summary', '--no-signoff', '-'], cwd=ksrc,
+                '--terse', '--no-summary', *extra, '-'], cwd=ksrc,
                stdin=text, timeout=3600, check=False,
                env={'PATH': '/usr/bin:/bin'})
     return Counter(f'{lvl}:{kind}' for lvl, kind in re.findall(
@@ -135,18 +135,16 @@ def checkpatch(ksrc: Path, text: str) -> Counter[str]:
 def checkpatch_case(ksrc: Path, patch: Path) -> tuple[Optional[str], str]:
     """(problem, the warnings: added / already in the changed lines)."""
     text = patch.read_text(encoding='utf-8', errors='surrogateescape')
-    full = run(['perl', 'scripts/checkpatch.pl', '--strict', '--show-types',
-                '--terse', '--no-summary', '-'], cwd=ksrc, stdin=text,
-               timeout=3600, check=False, env={'PATH': '/usr/bin:/bin'})
-    errors = re.findall(r': ERROR:(\w+):', full.stdout)
     new = checkpatch(ksrc, text)
-    old = checkpatch(ksrc, reverse(text))
-    added = {k: n - old[k] for k, n in new.items() if n > old[k]}
-    kept = {k: min(n, old[k]) for k, n in new.items() if old[k]}
+    old = checkpatch(ksrc, reverse(text), '--no-signoff')
+    errors = sorted(k for k in new if k.startswith('ERROR:'))
+    warnings = {k: n for k, n in new.items() if not k.startswith('ERROR:')}
+    added = {k: n - old[k] for k, n in warnings.items() if n > old[k]}
+    kept = {k: min(n, old[k]) for k, n in warnings.items() if old[k]}
     note = (f'added {dict(sorted(added.items())) or "none"}; already in '
             f'the changed lines {dict(sorted(kept.items())) or "none"}')
     if errors:
-        return f'{len(errors)} error(s): {sorted(set(errors))}', note
+        return f'{sum(new[k] for k in errors)} error(s): {errors}', note
     return None, note
 
 
