@@ -116,8 +116,8 @@ How it was verified:
     listed for reading:
 {checks.hunks}
 
-Who to ask (scripts/get_maintainer.pl --nogit --nogit-fallback, file by
-file, for the files the series touches):
+Who to ask (scripts/get_maintainer.pl --nogit --nogit-fallback
+--nokeywords, for the files the series touches):
 {checks.maintainers}"""
     return subject, body
 
@@ -129,25 +129,51 @@ class CoverChecks:
     hunks: str
     maintainers: str
     per_file: dict[str, list[str]] | None = None   # get_maintainer.pl
+    wide: list[str] | None = None       # its answer for the treewide files
 
 
 def cover_checks(base: tree.Baseline, workdir: Path,
-                 generated: list[str], jobs: int) -> CoverChecks:
+                 generated: list[str], jobs: int,
+                 treewide: list[str]) -> CoverChecks:
     """Hunk review of the generated commits, equivalence figures recorded
     by 'make verify' for this very series, get_maintainer.pl's Cc list."""
     repo = base.repo
     reviews = [review.review_commit(repo, c) for c in generated]
     files = sorted(set(repo.git("diff", "--name-only", "--no-renames",
                                 base.commit, "HEAD").split()))
+    def touched(c: str) -> set[str]:
+        return set(repo.git("diff-tree", "--no-commit-id", "--name-only",
+                            "-r", "--no-renames", c).split())
+
+    commits = repo.git("rev-list", f"{base.commit}..HEAD").split()
+    wide = sorted({f for c in treewide for f in touched(c)})
+    # Every other patch's files one by one (its To and Cc), and the files
+    # that say who the module loader's and kbuild's people are.
+    small = sorted({f for c in commits if c not in treewide
+                    for f in touched(c)} | {mail.LOADER, mail.MODPOST})
     t = time.monotonic()
-    found = review.get_maintainers(base.work, files, workdir / "cache",
-                                   jobs)
-    log(f"  get_maintainer.pl on {len(files)} files: "
-        f"{time.monotonic() - t:.1f} s")
+    found = review.get_maintainers(base.work, small, workdir / "cache", jobs)
+    union = review.get_maintainers_union(base.work, wide, workdir / "cache",
+                                         jobs) if wide else []
+    log(f"  get_maintainer.pl on {len(small)} files one by one and "
+        f"{len(wide)} at once: {time.monotonic() - t:.1f} s")
+    everyone = None
+    if found is not None and union is not None:
+        everyone = list(union)
+        seen = {review.ROLE.match(x).group("who") for x in union
+                if review.ROLE.match(x)}
+        for f in small:
+            if f not in files:
+                continue
+            for line in found.per_file.get(f, []):
+                m = review.ROLE.match(line.strip())
+                if m and m.group("who") not in seen:
+                    seen.add(m.group("who"))
+                    everyone.append(line.strip())
     return CoverChecks(verify.cover_lines(workdir, repo),
                        review.review_text(reviews) or "    (no generated commit)",
-                       review.maintainers_text(found, len(files)),
-                       found.per_file if found else None)
+                       review.union_text(everyone, len(files)),
+                       found.per_file if found else None, union)
 
 
 def base_desc(ksrc: tree.KernelTree, given: str) -> str:
@@ -235,7 +261,7 @@ def run_generate(args: argparse.Namespace) -> int:
     if all(r.status is convert.Status.NOTHING for r in results):
         log("generate: nothing to convert: the tree already has every "
             "generated change")
-    checks = cover_checks(base, workdir, generated, args.jobs)
+    checks = cover_checks(base, workdir, generated, args.jobs, treewide)
     subject, body = cover_text(ksrc, base_desc(ksrc, args.base_desc), base,
                                decisions, version, checks)
     if not sender.signed:
@@ -246,7 +272,7 @@ def run_generate(args: argparse.Namespace) -> int:
     def mailable(files: list[Path]) -> None:
         mail.address_and_thread(files, {commits.index(c) + 1
                                         for c in treewide},
-                                checks.per_file, sender.email)
+                                checks.per_file, checks.wide, sender.email)
 
     files = series.format_series(base.repo, base.commit, out, subject, body,
                                  mailable)

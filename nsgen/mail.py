@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .review import ROLE
+from .review import ROLE, by_section
 
 LOADER = "kernel/module/main.c"
 MODPOST = "scripts/mod/modpost.c"
@@ -76,21 +76,14 @@ def treewide(per_file: dict[str, list[str]]) -> Addresses:
     return a
 
 
-def breakdown(files: list[str], per_file: dict[str, list[str]]) -> str:
-    """Per mailing list and per maintainer, how many of files they cover."""
-    lists: dict[str, int] = {}
-    people: dict[str, int] = {}
-    for f in files:
-        for who, role in dict(entries(per_file.get(f, []))).items():
-            bucket = lists if "list" in role else people
-            bucket[who] = bucket.get(who, 0) + 1
-    out = [f"Per subsystem (scripts/get_maintainer.pl), of the {len(files)} "
-           "files of this patch:"]
-    for title, bucket in (("lists", lists), ("maintainers and reviewers",
-                                             people)):
-        out.append(f"  {title}:")
-        out += [f"    {n:>5}  {who}" for who, n in
-                sorted(bucket.items(), key=lambda kv: (-kv[1], kv[0]))]
+def breakdown(nfiles: int, lines: list[str]) -> str:
+    """Per MAINTAINERS section, who get_maintainer.pl names for the files
+    of a patch (its answer for all of them at once)."""
+    out = [f"Per subsystem, scripts/get_maintainer.pl for the {nfiles} files "
+           "of this patch:"]
+    for section, who in sorted(by_section(lines).items()):
+        out.append(f"  {section or '(every file)'}:")
+        out += [f"    {w}" for w in who]
     return "\n".join(out) + "\n"
 
 
@@ -132,11 +125,13 @@ def with_notes(text: str, notes: str) -> str:
 
 def address_and_thread(files: list[Path], treewide_index: set[int],
                        per_file: dict[str, list[str]] | None,
-                       sender_email: str) -> None:
+                       wide: list[str] | None, sender_email: str) -> None:
     """Rewrite the series in place: To/Cc, Message-ID, In-Reply-To.
 
     files[0] is the cover letter; treewide_index holds the positions of
-    the treewide patches in files."""
+    the treewide patches in files; per_file, get_maintainer.pl's answers
+    for the other patches' files; wide, its answer for the treewide
+    patches' files all at once."""
     texts = [f.read_text(encoding="utf-8", errors="surrogateescape")
              for f in files]
     addrs: list[Addresses] = []
@@ -150,7 +145,7 @@ def address_and_thread(files: list[Path], treewide_index: set[int],
             addrs.append(Addresses())
         elif i in treewide_index:
             addrs.append(treewide(per_file))
-            texts[i] = with_notes(text, breakdown(touched, per_file))
+            texts[i] = with_notes(text, breakdown(len(touched), wide or []))
         else:
             a = for_files(touched, per_file)
             addrs.append(a)

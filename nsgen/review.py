@@ -256,15 +256,70 @@ def get_maintainers(root: Path, files: list[str], cache: Path,
     return Maintainers.of({f: known[f] for f in files})
 
 
-def maintainers_text(m: Maintainers | None, nfiles: int) -> str:
-    if m is None:
+def get_maintainers_union(root: Path, files: list[str], cache: Path,
+                          jobs: int) -> list[str] | None:
+    """get_maintainer.pl -f F1 -f F2 ... over many files at once: who is
+    responsible for any of them, with the section of each (one run per
+    chunk, a chunk per job; its cost is matching each file, not starting).
+
+    Cached in cache/ by the content of MAINTAINERS, of the script and the
+    list of files.  None when the tree has no get_maintainer.pl."""
+    if not (root / "MAINTAINERS").is_file() or \
+            not (root / GET_MAINTAINER).is_file():
+        return None
+    files = sorted(f for f in set(files) if (root / f).is_file())
+    key = hashlib.sha256(("\n".join(files)).encode()).hexdigest()[:20]
+    path = cache / f"get_maintainer-union-{_gm_key(root)}-{key}.json"
+    if path.is_file():
+        return list(json.loads(path.read_text()))
+    n = max(1, min(jobs, len(files)))
+    chunks = [files[i::n] for i in range(n)]
+
+    def ask(chunk: list[str]) -> list[str]:
+        if not chunk:
+            return []
+        args = [a for f in chunk for a in ("-f", f)]
+        return run(["perl", GET_MAINTAINER, *GM_OPTIONS, *args], cwd=root,
+                   timeout=1800, env={"LC_ALL": "C"}).stdout.splitlines()
+
+    with ThreadPoolExecutor(n) as pool:
+        answers = list(pool.map(ask, chunks))
+    lines: list[str] = []
+    seen: set[str] = set()
+    for answer in answers:
+        for line in answer:
+            m = ROLE.match(line.strip())
+            who = m.group("who") if m else line
+            if who not in seen:
+                seen.add(who)
+                lines.append(line.strip())
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(lines, indent=0))
+    tmp.replace(path)
+    return lines
+
+
+def by_section(lines: list[str]) -> dict[str, list[str]]:
+    """get_maintainer.pl's lines grouped by MAINTAINERS section: section ->
+    'who (role)'; entries without a section under ''."""
+    found: dict[str, list[str]] = {}
+    for line in lines:
+        m = ROLE.match(line.strip())
+        if not m:
+            continue
+        role, section = m.group("role"), (m.group("section") or "").strip()
+        found.setdefault(section, []).append(f"{m.group('who')} ({role})")
+    return found
+
+
+def union_text(lines: list[str] | None, nfiles: int) -> str:
+    """The cover letter's 'who to ask', by section, from a union run."""
+    if lines is None:
         return (f"  {GET_MAINTAINER} or MAINTAINERS is missing from the "
                 "tree: no Cc list")
-    lists = sorted(m.lists.items(), key=lambda kv: (-kv[1], kv[0]))
-    people = sorted(m.people.items(), key=lambda kv: (-kv[1], kv[0]))
-    lines = [f"  {nfiles} files; per mailing list, the files it covers:"]
-    lines.extend(f"    {n:>5}  {who}" for who, n in lists)
-    lines.append(f"  Cc: {len(people)} maintainers, supporters and "
-                 "reviewers (files in parentheses):")
-    lines.extend(f"    {who} ({n})" for who, n in people)
-    return "\n".join(lines)
+    out = [f"  {nfiles} files; by MAINTAINERS section:"]
+    for section, who in sorted(by_section(lines).items()):
+        out.append(f"    {section or '(every file)'}:")
+        out += [f"      {w}" for w in who]
+    return "\n".join(out)

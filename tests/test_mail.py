@@ -40,12 +40,21 @@ def test_treewide_goes_to_the_loader_maintainers_and_three_lists() -> None:
                     "linux-kbuild@example.org"]
 
 
-def test_breakdown_counts_files_per_list_and_person() -> None:
-    text = mail.breakdown(["drivers/foo/foo.c", "kernel/module/main.c"],
-                          PER_FILE)
-    assert "2  linux-kernel@example.org" in text
-    assert "1  foo-list@example.org" in text
-    assert "1  Foo Maint <foo@example.org>" in text
+WIDE = PER_FILE["drivers/foo/foo.c"] + PER_FILE["kernel/module/main.c"][:1]
+
+
+def test_breakdown_by_section() -> None:
+    text = mail.breakdown(2, WIDE)
+    assert text.splitlines() == [
+        "Per subsystem, scripts/get_maintainer.pl for the 2 files of this "
+        "patch:",
+        "  (every file):",
+        "    linux-kernel@example.org (open list)",
+        "  FOO DRIVER:",
+        "    Foo Maint <foo@example.org> (maintainer)",
+        "    foo-list@example.org (open list)",
+        "  MODULE SUPPORT:",
+        "    Luis Maint <luis@example.org> (maintainer)"]
 
 
 PATCH = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
@@ -79,7 +88,7 @@ def headers(text: str) -> dict[str, str]:
 
 def test_thread_and_addresses(tmp_path: Path) -> None:
     files = write_series(tmp_path)
-    mail.address_and_thread(files, {2}, PER_FILE, "jane@example.org")
+    mail.address_and_thread(files, {2}, PER_FILE, WIDE, "jane@example.org")
     h = [headers(f.read_text()) for f in files]
     cover_id = h[0]["Message-ID"]
     assert cover_id.startswith("<ns-series-") and \
@@ -100,7 +109,7 @@ def test_subject_is_unfolded(tmp_path: Path) -> None:
     files[1].write_text(files[1].read_text().replace(
         "Subject: [PATCH 1/2] module: a",
         "Subject: [PATCH 1/2] module: a subject long enough\n to be folded"))
-    mail.address_and_thread(files, {2}, PER_FILE, "jane@example.org")
+    mail.address_and_thread(files, {2}, PER_FILE, WIDE, "jane@example.org")
     assert "Subject: [PATCH 1/2] module: a subject long enough to be " \
         "folded\n" in files[1].read_text()
 
@@ -110,6 +119,6 @@ def test_same_series_same_headers(tmp_path: Path) -> None:
     a.mkdir()
     b.mkdir()
     fa, fb = write_series(a), write_series(b)
-    mail.address_and_thread(fa, {2}, PER_FILE, "jane@example.org")
-    mail.address_and_thread(fb, {2}, PER_FILE, "jane@example.org")
+    mail.address_and_thread(fa, {2}, PER_FILE, WIDE, "jane@example.org")
+    mail.address_and_thread(fb, {2}, PER_FILE, WIDE, "jane@example.org")
     assert [f.read_bytes() for f in fa] == [f.read_bytes() for f in fb]

@@ -117,15 +117,6 @@ def test_maintainers_summary() -> None:
     assert m.people == {"Jane Doe <jane@example.org>": 2,
                         "Ann Roe <ann@example.org>": 1,
                         "Bob Poe <bob@example.org>": 1}
-    text = review.maintainers_text(m, 2)
-    assert text.splitlines() == [
-        "  2 files; per mailing list, the files it covers:",
-        "        2  linux-kernel@vger.kernel.org",
-        "        1  linux-sound@vger.kernel.org",
-        "  Cc: 3 maintainers, supporters and reviewers (files in parentheses):",
-        "    Jane Doe <jane@example.org> (2)",
-        "    Ann Roe <ann@example.org> (1)",
-        "    Bob Poe <bob@example.org> (1)"]
 
 
 def test_get_maintainers_runs_once_per_file(tmp_path: Path) -> None:
@@ -359,3 +350,32 @@ def test_files_of_a_changed_makefile_are_verified(tmp_path: Path) -> None:
     o = verify.Outcome("c", "p", "t", "gcc", total=9, by_makefile=2)
     assert o.what() == ("the 9 C files: 7 the ns-string commit touches, 2 in "
                         "directories whose Makefile it changes")
+
+
+def test_get_maintainers_union_asks_for_many_files_at_once(
+        tmp_path: Path) -> None:
+    root = tmp_path / "linux"
+    (root / "scripts").mkdir(parents=True)
+    (root / "MAINTAINERS").write_text("X\n")
+    for f in ("a.c", "b.c", "c.c"):
+        (root / f).write_text("")
+    calls = tmp_path / "calls"
+    (root / "scripts/get_maintainer.pl").write_text(
+        f'open(my $c, ">>", "{calls}"); print $c "@ARGV\\n";\n'
+        'print "Jane Doe <jane\\@example.org> (maintainer:ALL)\\n";\n'
+        'print "list\\@example.org (open list:ALL)\\n";\n')
+    cache = tmp_path / "cache"
+    lines = review.get_maintainers_union(root, ["a.c", "b.c", "c.c", "x.c"],
+                                         cache, 2)
+    assert lines == ["Jane Doe <jane@example.org> (maintainer:ALL)",
+                     "list@example.org (open list:ALL)"]
+    runs = calls.read_text().splitlines()
+    assert len(runs) == 2 and sorted(
+        a for r in runs for a in r.split() if a.endswith(".c")) == \
+        ["a.c", "b.c", "c.c"]
+    assert review.get_maintainers_union(root, ["c.c", "b.c", "a.c"], cache,
+                                        2) == lines
+    assert len(calls.read_text().splitlines()) == 2      # from the cache
+    assert review.by_section(lines) == {"ALL": [
+        "Jane Doe <jane@example.org> (maintainer)",
+        "list@example.org (open list)"]}
