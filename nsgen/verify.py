@@ -349,11 +349,12 @@ def saved_dir(base: Path, t: cross.Target) -> Path:
 SETUP = Path(__file__).resolve().parent.parent / "setup.sh"
 
 
-def install_compilers(files: list[str], log: Callable[[str], None]) -> None:
+def install_compilers(files: list[str], log: Callable[[str], None],
+                      src: Path | None = None) -> None:
     """Install the missing cross compilers files need (setup.sh install);
     if that fails, say so: their files are then named as not
     preprocessed, with the reason."""
-    missing = cross.packages(files)
+    missing = cross.packages(files, src)
     if not missing:
         return
     log(f"  installing the cross compilers: {' '.join(missing)}")
@@ -411,8 +412,8 @@ def verify(ksrc: KernelTree, workdir: Path, out: Path, make: Make,
     touched = sorted(direct | flagged)
     files = pick(touched, limit)
     compiler = run(["gcc", "--version"]).stdout.splitlines()[0]
-    groups = cross.group(files)
-    install_compilers(files, log)
+    groups = cross.group(files, work.work_tree)
+    install_compilers(files, log, work.work_tree)
     cross_compilers = {
         t.describe(): run([t.compiler, "--version"]).stdout.splitlines()[0]
         for t in groups if t is not cross.NATIVE and t.available()}

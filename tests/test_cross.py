@@ -60,3 +60,40 @@ def test_options_from_the_makefile(tmp_path: Path) -> None:
         ["CRYPTO_SHA1_ARM", "KERNEL_MODE_NEON"]
     # #included by another file (arm64's aes-glue.c): no line names it
     assert cross.options_for(tmp_path, "arch/arm/crypto/aes-glue.c") == []
+
+
+def test_a_driver_only_another_arch_can_preprocess(tmp_path: Path) -> None:
+    """A file outside arch/ that includes an <asm/...> header x86 lacks goes
+    to the one architecture its options depend on (6.1's VMX driver)."""
+    src = tmp_path
+    for d, text in {
+        "arch/x86/include/asm/io.h": "",
+        "include/asm-generic/bitops.h": "",
+        "arch/powerpc/include/asm/cputable.h": "",
+        "drivers/crypto/Kconfig": "config CRYPTO_DEV_VMX\n"
+                                  "\tdepends on PPC64 && VSX\n",
+        "drivers/crypto/vmx/Kconfig": "config CRYPTO_DEV_VMX_ENCRYPT\n"
+                                      "\tdepends on CRYPTO_DEV_VMX\n",
+        "drivers/crypto/vmx/Makefile":
+            "obj-$(CONFIG_CRYPTO_DEV_VMX_ENCRYPT) += vmx-crypto.o\n"
+            "vmx-crypto-objs := vmx.o aes.o\n",
+        "drivers/crypto/vmx/vmx.c": "#include <asm/cputable.h>\n",
+        "drivers/crypto/vmx/aes.c": "#include <asm/io.h>\n",
+        "drivers/tty/Kconfig": "config SERIAL_X\n\tdepends on !S390\n",
+        "drivers/tty/Makefile": "obj-$(CONFIG_SERIAL_X) += x.o\n",
+        "drivers/tty/x.c": "#include <asm/cputable.h>\n",
+    }.items():
+        (src / d).parent.mkdir(parents=True, exist_ok=True)
+        (src / d).write_text(text)
+    k = cross.Kconfig(src)
+    assert cross.missing_asm_headers(src, "drivers/crypto/vmx/vmx.c") == \
+        ["cputable.h"]
+    assert cross.target_of("drivers/crypto/vmx/vmx.c", src, k).name == \
+        "powerpc"
+    # x86 has the header: stays native whatever Kconfig says
+    assert cross.target_of("drivers/crypto/vmx/aes.c", src, k) is \
+        cross.NATIVE
+    # "!S390" is no dependency on s390: no architecture to go to
+    assert cross.target_of("drivers/tty/x.c", src, k) is cross.NATIVE
+    groups = cross.group(["drivers/crypto/vmx/vmx.c"], src)
+    assert [t.name for t in groups] == ["powerpc"]
