@@ -15,6 +15,7 @@ from nsgen.run import ToolError, progress, run
 
 BUILD_TIMEOUT = 3 * 3600
 MAKE_TIMEOUT = 600
+PIGGY = 'arch/x86/boot/compressed/piggy.o'
 REQUIRED = ('Makefile', 'kernel/module/main.c', 'scripts/mod/modpost.c')
 
 
@@ -84,12 +85,27 @@ def build_kernel(b: Build, log: Path) -> None:
     certs/ is built first and never through ccache: its objects .incbin
     the build's own key (certs/signing_key.x509), which no cache hash
     covers, so a cached object from another build directory would embed
-    another key, and the kernel would refuse its own signed modules."""
+    another key, and the kernel would refuse its own signed modules.
+    piggy.o, for the same reason, is assembled again without it."""
     b.say(f'build: certs/ without a compiler cache, then '
           f'{" ".join(b.make_args("bzImage", "modules"))} (log: {log})')
     run(b.make_args('certs/'), env={**b.env, 'CCACHE_DISABLE': '1'},
         log=log, timeout=BUILD_TIMEOUT)
     b.make('bzImage', 'modules', log=log, timeout=BUILD_TIMEOUT)
+    # The same holds for the compressed kernel: piggy.o .incbins the
+    # compressed vmlinux, and its source only names the sizes, so a kernel
+    # that differs from an earlier one in equal-length strings alone (a
+    # version, a date) came back from the cache with the earlier kernel
+    # inside.  Assembled again without the cache, and bzImage relinked.
+    (b.build_dir / PIGGY).unlink(missing_ok=True)
+    run(b.make_args('bzImage'), env={**b.env, 'CCACHE_DISABLE': '1'},
+        log=log, timeout=BUILD_TIMEOUT)
+
+
+def kernel_release(b: Build) -> str:
+    """The release the build wrote (include/config/kernel.release)."""
+    f = b.build_dir / 'include/config/kernel.release'
+    return f.read_text().strip() if f.is_file() else ''
 
 
 def keep_outputs(b: Build, out: Path) -> None:

@@ -23,6 +23,7 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -99,6 +100,15 @@ def step_boot(c: Context) -> None:
         {'accel': accel, 'problems': problems}) + '\n')
 
 
+def booted_release_problems(serial: str, built: str) -> list[str]:
+    """The guest must run the kernel this build made (a stale bzImage
+    boots an earlier one, whose modules then all fail)."""
+    m = re.search(r'Linux version (\S+)', serial)
+    if not built or m is None or m.group(1) == built:
+        return []
+    return [f'the guest booted Linux {m.group(1)}, the build made {built}']
+
+
 def boot_cases(c: Context, serial: str, kunit: Sequence[str]) -> list[Case]:
     """The host's view of the boot: it powered off cleanly, and every
     KUnit suite that the configuration builds in ran."""
@@ -111,6 +121,8 @@ def boot_cases(c: Context, serial: str, kunit: Sequence[str]) -> list[Case]:
         if 'Kernel panic - not syncing' in line:
             problems.append(line[line.index('Kernel panic'):].strip())
             break
+    problems += booted_release_problems(
+        serial, boot_kernel.kernel_release(c.build))
     cases = [Case('guest_boots_and_powers_off',
                   Status.FAIL if problems else Status.PASS, problems)]
     for suite in boot_config.kunit_suites(c.build.ksrc):

@@ -280,3 +280,12 @@ def test_dkms_namespace_errors_are_failures_not_skips() -> None:
     modpost = (api + "ERROR: modpost: module evdi uses symbol dma_buf_put "
                "from namespace DMA_BUF, but does not import it.\n")
     assert boot_dkms.not_namespace_error(modpost) is None
+
+
+def test_the_guest_must_run_the_kernel_the_build_made() -> None:
+    serial = '[    0.000000] Linux version 6.1.192-gb3f12d323144 (root@vm)\n'
+    assert run.booted_release_problems(serial, '6.1.192-gb3f12d323144') == []
+    assert run.booted_release_problems(serial, '6.1.192-g616f9c1a4844') == [
+        'the guest booted Linux 6.1.192-gb3f12d323144, the build made '
+        '6.1.192-g616f9c1a4844']
+    assert run.booted_release_problems('', '6.1.192') == []
