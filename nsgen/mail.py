@@ -104,12 +104,11 @@ def _fold(name: str, addrs: list[str]) -> list[str]:
 
 
 def with_headers(text: str, headers: list[str]) -> str:
-    """text with headers added after its Date: header, and its Subject on
-    one line (b4 0.12 cannot copy a folded Subject)."""
+    """text with headers added after its Date: header, and git's own
+    headers (From:, Subject:) each on one line: b4 0.12 cannot copy a
+    folded one ("Header values may not contain linefeed")."""
     head, sep, rest = text.partition("\n\n")
-    head = re.sub(r"^Subject: .*(?:\n[ \t]+.*)*",
-                  lambda m: re.sub(r"\n[ \t]+", " ", m.group(0)), head,
-                  flags=re.M)
+    head = re.sub(r"\n[ \t]+", " ", head)
     lines = head.split("\n")
     at = next((i + 1 for i, line in enumerate(lines)
                if line.startswith("Date: ")), len(lines))

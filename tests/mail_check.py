@@ -93,6 +93,10 @@ def b4_am(patches: list[Path], work: Path) -> Optional[str]:
     out = work / 'b4'
     out.mkdir(parents=True, exist_ok=True)
     cover = headers(patches[0])['Message-ID'].strip('<> ')
+    # b4 stops, without a word, where git has no identity: the sender's.
+    name, addr = email.utils.parseaddr(headers(patches[0])['From'])
+    (work / '.gitconfig').write_text(
+        f'[user]\n\tname = {name}\n\temail = {addr}\n')
     proc = run(['b4', '--offline-mode', 'am', '-m', mbox, '-o', out, cover],
                timeout=600, check=False,
                env={'HOME': str(work), 'XDG_CACHE_HOME': str(work / 'cache'),

@@ -104,14 +104,18 @@ def test_thread_and_addresses(tmp_path: Path) -> None:
     assert "Per subsystem" in files[2].read_text().partition("\n---\n")[2]
 
 
-def test_subject_is_unfolded(tmp_path: Path) -> None:
+def test_from_and_subject_are_unfolded(tmp_path: Path) -> None:
     files = write_series(tmp_path)
     files[1].write_text(files[1].read_text().replace(
         "Subject: [PATCH 1/2] module: a",
-        "Subject: [PATCH 1/2] module: a subject long enough\n to be folded"))
+        "Subject: [PATCH 1/2] module: a subject long enough\n to be folded"
+        ).replace("From: Jane <jane@example.org>",
+                  "From: Jane With A Long Name\n <jane@example.org>"))
     mail.address_and_thread(files, {2}, PER_FILE, WIDE, "jane@example.org")
+    text = files[1].read_text()
     assert "Subject: [PATCH 1/2] module: a subject long enough to be " \
-        "folded\n" in files[1].read_text()
+        "folded\n" in text
+    assert "From: Jane With A Long Name <jane@example.org>\n" in text
 
 
 def test_same_series_same_headers(tmp_path: Path) -> None:
