@@ -183,7 +183,7 @@ def decide(repo: Repo, patch_dir: Path, step: str,
                         f"{name} fits this tree but does not apply{where}: "
                         "refresh it", variant, patch)
     if rule.offenders:
-        built = [n for n in added_strings(patch) if module_built(repo, n)]
+        built = modules_built(repo, added_strings(patch))
         if built:
             return Decision(step, Kind.REFUSED,
                             f"{built[0]} is a module this tree builds (a "
@@ -203,15 +203,29 @@ def added_strings(patch: Path) -> list[str]:
     return names
 
 
-def module_built(repo: Repo, name: str) -> bool:
-    """Does some Makefile/Kbuild of the tree build a module called name
-    (or, for 'name*', one whose name starts so)?  '-' and '_' are one."""
+def _module_regex(name: str) -> str:
+    """name as kbuild writes it in an obj- line ('name*': any name that
+    starts so); '-' and '_' are one."""
     stem = re.escape(name.rstrip("*")).replace(r"\-", "-")
     stem = re.sub(r"[-_]", "[-_]", stem)
-    tail = r"[\w-]*" if name.endswith("*") else ""
-    out = repo.git("grep", "-l", "-E", rf"obj-.*[[:space:]=/]{stem}{tail}\.o\b",
+    return stem + (r"[\w-]*" if name.endswith("*") else "")
+
+
+def modules_built(repo: Repo, names: list[str]) -> list[str]:
+    """Those of names that some Makefile/Kbuild of the tree builds as a
+    module (for 'name*', one whose name starts so), in one git grep."""
+    if not names:
+        return []
+    pattern = "|".join(f"({_module_regex(n)})" for n in names)
+    out = repo.git("grep", "-h", "-E", rf"obj-.*[[:space:]=/]({pattern})\.o\b",
                    "--", "*Makefile", "*Kbuild", check=False)
-    return bool(out.strip())
+    return [n for n in names if re.search(
+        rf"obj-.*[\s=/]{_module_regex(n)}\.o\b", out)]
+
+
+def module_built(repo: Repo, name: str) -> bool:
+    """Does some Makefile/Kbuild of the tree build a module called name?"""
+    return bool(modules_built(repo, [name]))
 
 
 def generated_decision(name: str, changed: bool, notes: list[str]) -> Decision:

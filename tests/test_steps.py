@@ -150,3 +150,13 @@ def test_project_conf_names_real_steps_and_files() -> None:
     assert set(rules) == set(names)
     assert rules["0002-module-treat-Tuxedo-s-modules-as-proprietary.patch"] \
         .offenders
+
+
+def test_modules_built_asks_once_for_many_names(tmp_path: Path) -> None:
+    repo = tree(tmp_path, "", "obj-m += clevo-wmi.o tuxedo_nb04_wmi_ab.o\n"
+                "obj-$(CONFIG_X) += uniwill_wmi.o\n")
+    names = ["tuxedo_io", "clevo_wmi", "tuxedo_nb04*", "uniwill_wmi",
+             "uniwill"]
+    assert steps.modules_built(repo, names) == [
+        "clevo_wmi", "tuxedo_nb04*", "uniwill_wmi"]
+    assert steps.modules_built(repo, []) == []
