@@ -159,17 +159,8 @@ def cover_checks(base: tree.Baseline, workdir: Path,
         f"{len(wide)} at once: {time.monotonic() - t:.1f} s")
     everyone = None
     if found is not None and union is not None:
-        everyone = list(union)
-        seen = {review.ROLE.match(x).group("who") for x in union
-                if review.ROLE.match(x)}
-        for f in small:
-            if f not in files:
-                continue
-            for line in found.per_file.get(f, []):
-                m = review.ROLE.match(line.strip())
-                if m and m.group("who") not in seen:
-                    seen.add(m.group("who"))
-                    everyone.append(line.strip())
+        everyone = review.merge_answers(union, *(
+            found.per_file.get(f, []) for f in small if f in files))
     return CoverChecks(verify.cover_lines(workdir, repo),
                        review.review_text(reviews) or "    (no generated commit)",
                        review.union_text(everyone, len(files)),

@@ -20,6 +20,7 @@ import shutil
 from pathlib import Path
 from typing import NamedTuple, Optional
 
+import boot_modules
 from boot_kernel import Build
 from boot_results import Case, Status
 from nsgen.run import ToolError, run, tail
@@ -106,8 +107,7 @@ def build_one(b: Build, spec: Dkms, log: Path) -> list[Case]:
             f'{what}: make M= exit {proc.returncode} (see {log})',
             *tail(proc.stdout, 8).splitlines()])]
     cases = [Case(name, Status.PASS)]
-    got = sorted(run(['modinfo', '-F', 'import_ns', ko],
-                     timeout=60).stdout.split())
+    got = boot_modules.modinfo_imports(ko)
     imports = Case(f'namespaces_of_{spec.module}_without_quotes', Status.PASS)
     if got != sorted(spec.imports):
         imports = Case(imports.name, Status.FAIL, [

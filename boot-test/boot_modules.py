@@ -310,6 +310,12 @@ def build_all(b: Build, log: Path) -> list[Case]:
     return cases
 
 
+def modinfo_imports(ko: Path) -> list[str]:
+    """What modinfo -F import_ns prints for a built module, sorted."""
+    return sorted(run(['modinfo', '-F', 'import_ns', ko],
+                      timeout=60).stdout.split())
+
+
 def spelling_case(b: Build, spec: ModuleSpec, skip: Optional[str]) -> Case:
     """The namespaces of a built module as modinfo and its Module.symvers
     show them: the names, never with the quotes a source may write."""
@@ -320,12 +326,10 @@ def spelling_case(b: Build, spec: ModuleSpec, skip: Optional[str]) -> Case:
     problems = []
     if spec.imports:
         try:
-            out = run(['modinfo', '-F', 'import_ns',
-                       str(mdir / f'{spec.name}.ko')], timeout=60).stdout
+            got = modinfo_imports(mdir / f'{spec.name}.ko')
         except ToolError as e:
-            out = ''
+            got = []
             problems.append(str(e))
-        got = sorted(out.split())
         if got != sorted(spec.imports):
             problems.append(f'modinfo -F import_ns: {got}, expected '
                             f'{sorted(spec.imports)}')

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import Iterable
 
 from .run import run
 from .tree import Repo
@@ -283,7 +284,17 @@ def get_maintainers_union(root: Path, files: list[str], cache: Path,
                    timeout=1800, env={"LC_ALL": "C"}).stdout.splitlines()
 
     with ThreadPoolExecutor(n) as pool:
-        answers = list(pool.map(ask, chunks))
+        lines = merge_answers(*pool.map(ask, chunks))
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(lines, indent=0))
+    tmp.replace(path)
+    return lines
+
+
+def merge_answers(*answers: Iterable[str]) -> list[str]:
+    """get_maintainer.pl's lines of several runs, each person or list once
+    (the first line that names them)."""
     lines: list[str] = []
     seen: set[str] = set()
     for answer in answers:
@@ -293,10 +304,6 @@ def get_maintainers_union(root: Path, files: list[str], cache: Path,
             if who not in seen:
                 seen.add(who)
                 lines.append(line.strip())
-    cache.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(lines, indent=0))
-    tmp.replace(path)
     return lines
 
 

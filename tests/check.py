@@ -268,22 +268,33 @@ PARTS = (("kernel build and boot", ("boot test",)),
          ("other kernels", ("linux-source-",)))
 
 
-def other_kernel(args: argparse.Namespace, kver: str) -> list[Case]:
-    """Regenerate the series on linux-source-KVER ('N.x': the newest N.*
-    Debian serves): written, applies, complete, idempotent, reproducible;
-    the patched loader and modpost compile."""
+def fetch_source(src: Path, kver: str) -> tuple[str, str | None]:
+    """linux-source-KVER unpacked in src by setup.sh ('N.x': the newest
+    N.* Debian serves): (the version, None), or (KVER, the last line of
+    the failure)."""
     setup = [str(PROJECT / "setup.sh")]
-    src = Path(args.src_dir)
-    start = time.monotonic()
     p = sh(setup + ["resolve", kver, str(src)], 600)
     if p.returncode == 0 and p.stdout.strip():
         kver = p.stdout.strip().splitlines()[-1]
         p = sh(setup + ["source", kver, str(src)], 1800)
-    name = f"linux-source-{kver}"
+    elif p.returncode == 0:
+        return kver, "setup.sh resolve printed no version"
     if p.returncode != 0:
+        return kver, (p.stdout.strip().splitlines() or ["?"])[-1]
+    return kver, None
+
+
+def other_kernel(args: argparse.Namespace, kver: str) -> list[Case]:
+    """Regenerate the series on linux-source-KVER ('N.x': the newest N.*
+    Debian serves): written, applies, complete, idempotent, reproducible;
+    the patched loader and modpost compile."""
+    src = Path(args.src_dir)
+    start = time.monotonic()
+    kver, error = fetch_source(src, kver)
+    name = f"linux-source-{kver}"
+    if error is not None:
         return [Case(f"{name}: fetch and unpack", Status.FAIL, 0, 1,
-                     time.monotonic() - start,
-                     (p.stdout.strip().splitlines() or ["?"])[-1])]
+                     time.monotonic() - start, error)]
     full = Full(args, str(src / name), str(Path(args.workdir).parent / name),
                 str(Path(args.out) / "kernels" / name))
     cases = [single(f"{name}: generate the series", full.generate)]
@@ -314,16 +325,10 @@ def converter_kernels(args: argparse.Namespace, full: "Full") -> Case:
     linux-headers for 6.1 and the newest 7.x tree (modules_prepare)."""
     name = ("generate.py module output builds on the patched kernel, "
             "Debian 6.1 headers and upstream 7.x")
-    setup = [str(PROJECT / "setup.sh")]
     src = Path(args.src_dir or Path(args.workdir).parent / "src")
-    p = sh(setup + ["resolve", "7.x", str(src)], 600)
-    kver = p.stdout.strip().splitlines()[-1] if p.returncode == 0 else ""
-    if kver:
-        p = sh(setup + ["source", kver, str(src)], 1800)
-    if p.returncode != 0 or not kver:
-        return Case(name, Status.FAIL, 0, 1, 0.0,
-                    "no 7.x tree: " + (p.stdout.strip().splitlines()
-                                       or ["?"])[-1])
+    kver, error = fetch_source(src, "7.x")
+    if error is not None:
+        return Case(name, Status.FAIL, 0, 1, 0.0, f"no 7.x tree: {error}")
     return suite(name, [
         PY, "tests/converter_kernels.py",
         "--patched", full.workdir / "build-boot-test",

@@ -119,7 +119,10 @@ def test_maintainers_summary() -> None:
                         "Bob Poe <bob@example.org>": 1}
 
 
-def test_get_maintainers_runs_once_per_file(tmp_path: Path) -> None:
+def fake_gm_tree(tmp_path: Path, logged: str, answer: str
+                 ) -> tuple[Path, Path]:
+    """(tree, log): a tree with a.c, b.c, c.c and a get_maintainer.pl that
+    appends its perl expression 'logged' to log, then prints 'answer'."""
     root = tmp_path / "linux"
     (root / "scripts").mkdir(parents=True)
     (root / "MAINTAINERS").write_text("X\n")
@@ -127,7 +130,13 @@ def test_get_maintainers_runs_once_per_file(tmp_path: Path) -> None:
         (root / f).write_text("")
     calls = tmp_path / "calls"
     (root / "scripts/get_maintainer.pl").write_text(
-        f'open(my $c, ">>", "{calls}"); print $c "$ARGV[-1]\\n";\n'
+        f'open(my $c, ">>", "{calls}"); print $c "{logged}\\n";\n' + answer)
+    return root, calls
+
+
+def test_get_maintainers_runs_once_per_file(tmp_path: Path) -> None:
+    root, calls = fake_gm_tree(
+        tmp_path, "$ARGV[-1]",
         'print "Jane Doe <jane\\@example.org> (maintainer:ALL)\\n";\n')
     cache = tmp_path / "cache"
     m = review.get_maintainers(root, ["a.c", "b.c"], cache, 2)
@@ -354,14 +363,8 @@ def test_files_of_a_changed_makefile_are_verified(tmp_path: Path) -> None:
 
 def test_get_maintainers_union_asks_for_many_files_at_once(
         tmp_path: Path) -> None:
-    root = tmp_path / "linux"
-    (root / "scripts").mkdir(parents=True)
-    (root / "MAINTAINERS").write_text("X\n")
-    for f in ("a.c", "b.c", "c.c"):
-        (root / f).write_text("")
-    calls = tmp_path / "calls"
-    (root / "scripts/get_maintainer.pl").write_text(
-        f'open(my $c, ">>", "{calls}"); print $c "@ARGV\\n";\n'
+    root, calls = fake_gm_tree(
+        tmp_path, "@ARGV",
         'print "Jane Doe <jane\\@example.org> (maintainer:ALL)\\n";\n'
         'print "list\\@example.org (open list:ALL)\\n";\n')
     cache = tmp_path / "cache"
