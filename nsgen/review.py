@@ -10,10 +10,13 @@ is "other" and listed in the cover letter by file and line.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
 import re
+import shutil
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import Enum
@@ -212,11 +215,107 @@ class Maintainers:
         return m
 
 
+TYPE_LINE = re.compile(r"^([A-Z]):\s*(.*)")
+# Where a MAINTAINERS file pattern stops being literal text (get_maintainer.pl
+# turns * and ? into regular expressions and matches them at the start).
+PATTERN_META = re.compile(r"[*?\[\](){}|+^$\\]")
+
+
+def maintainers_sections(text: str) -> list[list[str]]:
+    """MAINTAINERS as get_maintainer.pl reads it, in blocks: a section's
+    title line(s) and its type lines (blank and # lines belong to none).
+    The text before the first section is a block without type lines."""
+    blocks: list[list[str]] = [[]]
+    in_types = False
+    for line in text.split("\n"):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        typed = TYPE_LINE.match(line) is not None
+        if not typed and in_types:
+            blocks.append([])
+        blocks[-1].append(line)
+        in_types = typed
+    return blocks
+
+
+def trim_maintainers(text: str, files: list[str]) -> str:
+    """MAINTAINERS without the sections that cannot concern any of files.
+
+    get_maintainer.pl compares every file with every section (about 0.1 s
+    a file on a kernel's MAINTAINERS); a section can concern a file only
+    through an N: regular expression or an F: pattern whose literal start
+    is the start of the file's path, so only those sections are kept, in
+    their order.  get_maintainer.pl still decides which of them match:
+    its answer is the same with this file as with the whole one."""
+    ordered = sorted(set(files))
+
+    def reaches(pattern: str) -> bool:
+        prefix = PATTERN_META.split(pattern, 1)[0]
+        i = bisect.bisect_left(ordered, prefix)
+        return i < len(ordered) and ordered[i].startswith(prefix)
+
+    kept = []
+    for block in maintainers_sections(text):
+        typed = [TYPE_LINE.match(line) for line in block]
+        if not any(typed) or any(
+                m and (m.group(1) == "N" or m.group(1) == "F"
+                       and reaches(m.group(2).strip())) for m in typed):
+            kept.append("\n".join(block))
+    return "\n\n".join(kept) + "\n"
+
+
+def _gm_view(root: Path, cache: Path) -> Path:
+    """The tree as get_maintainer.pl is run in: a directory of links to
+    each of root's entries but .git.  In a git work tree the script runs
+    'git ls-files FILE' for every file it is asked about (a warning when
+    the file is not tracked, nothing else with --nogit), which costs more
+    than its answer."""
+    view = cache / f"tree-view-{os.getpid()}-{threading.get_ident()}"
+    if view.exists():
+        shutil.rmtree(view)
+    view.mkdir(parents=True)
+    for entry in sorted(root.iterdir()):
+        if entry.name != ".git":
+            (view / entry.name).symlink_to(entry.resolve())
+    return view
+
+
+def ask_get_maintainer(root: Path, files: list[str], cache: Path
+                       ) -> list[str]:
+    """scripts/get_maintainer.pl -f F1 -f F2 ... in root: its lines.
+
+    Perl's hash order is fixed (PERL_HASH_SEED=0): with the order it picks
+    at random, sections that match a file equally well come out in another
+    order from one run to the next, and with them which of a person's
+    sections their line names.  Where the script takes --mpath, it reads
+    MAINTAINERS without the sections that cannot concern these files
+    (trim_maintainers())."""
+    view = _gm_view(root, cache)
+    try:
+        options = list(GM_OPTIONS)
+        script = (root / GET_MAINTAINER).read_text(errors="replace")
+        if "mpath|maintainer-path" in script:
+            trimmed = view.with_name(view.name + ".MAINTAINERS")
+            trimmed.write_text(trim_maintainers(
+                (root / "MAINTAINERS").read_text(errors="surrogateescape"),
+                files), errors="surrogateescape")
+            options += ["--mpath", str(trimmed)]
+        args = [a for f in files for a in ("-f", f)]
+        return run(["perl", GET_MAINTAINER, *options, *args], cwd=view,
+                   timeout=1800, env={"LC_ALL": "C", "PERL_HASH_SEED": "0",
+                                      "PERL_PERTURB_KEYS": "0"}
+                   ).stdout.splitlines()
+    finally:
+        view.with_name(view.name + ".MAINTAINERS").unlink(missing_ok=True)
+        shutil.rmtree(view)
+
+
 def _gm_key(root: Path) -> str:
     h = hashlib.sha256()
     for name in ("MAINTAINERS", GET_MAINTAINER):
         h.update((root / name).read_bytes())
     h.update(" ".join(GM_OPTIONS).encode())
+    h.update(b"PERL_HASH_SEED=0")   # how ask_get_maintainer() runs it
     return h.hexdigest()[:20]
 
 
@@ -240,9 +339,7 @@ def get_maintainers(root: Path, files: list[str], cache: Path,
     todo = sorted(set(files) - set(known))
 
     def ask(f: str) -> tuple[str, list[str]]:
-        out = run(["perl", GET_MAINTAINER, *GM_OPTIONS, "-f", f], cwd=root,
-                  timeout=300, env={"LC_ALL": "C"}).stdout
-        return f, out.splitlines()
+        return f, ask_get_maintainer(root, [f], cache)
 
     if todo:
         try:
@@ -274,14 +371,11 @@ def get_maintainers_union(root: Path, files: list[str], cache: Path,
     if path.is_file():
         return list(json.loads(path.read_text()))
     n = max(1, min(jobs, len(files)))
-    chunks = [files[i::n] for i in range(n)]
+    size = -(-len(files) // n)
+    chunks = [files[i:i + size] for i in range(0, len(files), size)]
 
     def ask(chunk: list[str]) -> list[str]:
-        if not chunk:
-            return []
-        args = [a for f in chunk for a in ("-f", f)]
-        return run(["perl", GET_MAINTAINER, *GM_OPTIONS, *args], cwd=root,
-                   timeout=1800, env={"LC_ALL": "C"}).stdout.splitlines()
+        return ask_get_maintainer(root, chunk, cache)
 
     with ThreadPoolExecutor(n) as pool:
         lines = merge_answers(*pool.map(ask, chunks))

@@ -4,11 +4,13 @@ answers summarised, and the verify helpers that need no kernel build."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from nsgen import review, verify
+from nsgen import review, tree, verify
+from nsgen.run import run
 from nsgen.review import Kind
 
 DIFF = """\
@@ -382,3 +384,99 @@ def test_get_maintainers_union_asks_for_many_files_at_once(
     assert review.by_section(lines) == {"ALL": [
         "Jane Doe <jane@example.org> (maintainer)",
         "list@example.org (open list)"]}
+
+
+FIXTURE_MAINTAINERS = """\
+List of maintainers
+-------------------
+
+Descriptive text, which get_maintainer.pl skips.
+\tM: Mail patches to (a legend line, indented)
+
+THE REST
+M:\tLinus <torvalds@example.org>
+S:\tMaintained
+L:\tlinux-kernel@example.org
+F:\t*
+F:\t*/
+
+ALPHA DRIVER
+M:\tAnn Roe <ann@example.org>
+S:\tMaintained
+F:\tdrivers/alpha/
+
+# a comment inside the file
+BETA DRIVER
+M:\tBob Poe <bob@example.org>
+S:\tMaintained
+F:\tdrivers/beta/beta_*.c
+X:\tdrivers/beta/beta_x.c
+
+GAMMA BY NAME
+M:\tGus <gus@example.org>
+S:\tMaintained
+N:\tgamma
+
+DELTA (NO FILES)
+M:\tDan <dan@example.org>
+S:\tMaintained
+K:\tdelta
+
+EPSILON [REGEX]
+M:\tEve <eve@example.org>
+S:\tMaintained
+F:\tdrivers/eps[ab]/
+"""
+
+
+def test_trim_maintainers_keeps_what_can_match() -> None:
+    trimmed = review.trim_maintainers(FIXTURE_MAINTAINERS,
+                                      ["drivers/alpha/a.c", "kernel/k.c"])
+    titles = [b[0] for b in review.maintainers_sections(trimmed)]
+    # the text before the first section, THE REST (F: * reaches every
+    # file), ALPHA (its directory), GAMMA (an N: regex is always kept)
+    assert titles == ["List of maintainers", "THE REST", "ALPHA DRIVER",
+                      "GAMMA BY NAME"]
+    # a pattern is literal only up to its first wildcard or bracket
+    assert "EPSILON" in review.trim_maintainers(FIXTURE_MAINTAINERS,
+                                                ["drivers/epsb/e.c"])
+    assert "F:\tdrivers/alpha/" in trimmed
+    trimmed = review.trim_maintainers(FIXTURE_MAINTAINERS,
+                                      ["drivers/beta/beta_x.c"])
+    assert "BETA DRIVER\nM:\tBob Poe <bob@example.org>\nS:\tMaintained\n" \
+        "F:\tdrivers/beta/beta_*.c\nX:\tdrivers/beta/beta_x.c" in trimmed
+    assert "ALPHA DRIVER" not in trimmed and "DELTA" not in trimmed
+
+
+def test_trimmed_maintainers_give_get_maintainer_the_same_answer(
+        tmp_path: Path) -> None:
+    """The real scripts/get_maintainer.pl, where a kernel tree is at hand,
+    answers the same with the trimmed file as with the whole one."""
+    src = Path(os.environ.get("KSRC", "")) if os.environ.get("KSRC") else \
+        tree.default_workdir() / "src" / "linux-source-6.12"
+    script = src / review.GET_MAINTAINER
+    if not script.is_file() or "mpath" not in script.read_text(
+            errors="replace"):
+        pytest.skip(f"no get_maintainer.pl with --mpath in {src}")
+    root = tmp_path / "linux"
+    for d in ("Documentation", "arch", "include", "fs", "init", "ipc",
+              "kernel", "lib", "drivers/alpha", "drivers/beta",
+              "drivers/gamma_dev", "scripts"):
+        (root / d).mkdir(parents=True)
+    for f in ("COPYING", "CREDITS", "Kbuild", "Makefile", "README",
+              "drivers/alpha/a.c", "drivers/beta/beta_1.c",
+              "drivers/beta/beta_x.c", "drivers/gamma_dev/g.c",
+              "kernel/k.c"):
+        (root / f).write_text("")
+    (root / "MAINTAINERS").write_text(FIXTURE_MAINTAINERS)
+    (root / review.GET_MAINTAINER).write_bytes(script.read_bytes())
+    files = ["drivers/beta/beta_1.c", "drivers/beta/beta_x.c",
+             "drivers/gamma_dev/g.c"]
+    whole = run(["perl", review.GET_MAINTAINER, *review.GM_OPTIONS,
+                 *[a for f in files for a in ("-f", f)]], cwd=root,
+                env={"PERL_HASH_SEED": "0"}).stdout.splitlines()
+    trimmed = review.ask_get_maintainer(root, files, tmp_path / "cache")
+    assert trimmed == whole
+    assert "Bob Poe <bob@example.org> (maintainer:BETA DRIVER)" in trimmed
+    assert any(line.startswith("Gus <gus@example.org>") for line in trimmed)
+    assert not any("Ann Roe" in line for line in trimmed)
