@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shlex
+import tempfile
 import textwrap
 import time
 from dataclasses import dataclass, field
@@ -113,10 +115,46 @@ def summary_table(counts: dict[str, tuple[int, int]]) -> str:
     return "\n".join(lines)
 
 
-def ns_string_spatch(spatch_bin: str, version: str,
-                     names: list[str]) -> Spatch:
-    """spatch as the ns-string step runs it, for the given macro names."""
-    return Spatch(spatch_bin, version, COCCI / "ns_string.cocci", (
+NS_STRING_COCCI = COCCI / "ns_string.cocci"
+# cocci/ns_string.cocci's constraint on a macro name, which calls Python for
+# every name spatch meets.
+NAME_CONSTRAINT = re.compile(
+    r"^(?P<decl>(?:declarer|identifier) (?P<var>\w+)) : script:python \(\) "
+    r"\{ (?P=var) in NS_MACROS \};$", re.M)
+
+
+def with_names_inlined(text: str, names: list[str]) -> str:
+    """cocci/ns_string.cocci with its Python constraints on macro names
+    ('d : script:python () { d in NS_MACROS }') written as the regular
+    expression of the same names ('d =~ "^(A|B)$"'), which spatch checks
+    itself: a third faster on a kernel, same result (tests/test_cocci.py)."""
+    if not names or not all(re.fullmatch(r"[A-Za-z_]\w*", n) for n in names):
+        raise ToolError(f"not macro names: {names!r}")
+    regex = "^(" + "|".join(names) + ")$"
+    new, count = NAME_CONSTRAINT.subn(
+        lambda m: f'{m.group("decl")} =~ "{regex}";', text)
+    if count == 0:
+        raise ToolError(f"{NS_STRING_COCCI.name}: no constraint "
+                        "'NAME : script:python () { NAME in NS_MACROS };'")
+    return new
+
+
+def ns_string_spatch(spatch_bin: str, version: str, names: list[str],
+                     inline: bool = True) -> Spatch:
+    """spatch as the ns-string step runs it, for the given macro names:
+    cocci/ns_string.cocci with -D ns_macros=NAMES, the names inlined into
+    its constraints unless inline is False (a file of its own in the
+    temporary directory, named by its content)."""
+    cocci = NS_STRING_COCCI
+    if inline:
+        text = with_names_inlined(cocci.read_text(), names)
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        cocci = Path(tempfile.gettempdir()) / f"ns-series-ns_string-{digest}.cocci"
+        if not cocci.is_file() or cocci.read_text() != text:
+            tmp = cocci.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_text(text)
+            tmp.replace(cocci)
+    return Spatch(spatch_bin, version, cocci, (
         "--macro-file", str(COCCI / "ns_string.h"), "--no-includes",
         "--max-width", "200", "--timeout", str(FILE_TIMEOUT), "-D", "patch",
         "-D", "ns_macros=" + ",".join(names)))
@@ -147,7 +185,7 @@ def ns_string(repo: Repo, spatch_bin: str, version: str, jobs: int,
                             "converted")
         return result
     sp = ns_string_spatch(spatch_bin, version, names)
-    cocci, hints, options = sp.cocci, COCCI / "ns_string.h", sp.options
+    cocci, hints, options = NS_STRING_COCCI, COCCI / "ns_string.h", sp.options
     all_files = git_grep(repo, names)
     c_files = [f for f in all_files if f.endswith((".c", ".h"))]
     res = run_spatch(sp, root, c_files, cache, jobs)

@@ -64,3 +64,35 @@ def test_every_fixture_has_a_result() -> None:
     assert CASES
     for src in CASES:
         assert src.with_suffix(".res").is_file(), src
+
+
+@pytest.mark.parametrize("src", [p for p in CASES
+                                 if not p.stem.startswith("export_for")],
+                         ids=lambda p: p.stem)
+def test_inlined_names_give_the_same_result(src: Path,
+                                            tmp_path: Path) -> None:
+    """The generator runs ns_string.cocci with the macro names inlined
+    into its constraints; the file as written (what a reader runs by hand,
+    -D ns_macros=...) converts every fixture the same way."""
+    version = find_spatch()
+    got = {}
+    for inline in (True, False):
+        work = tmp_path / f"tree-{inline}"
+        work.mkdir()
+        shutil.copy(src, work / src.name)
+        sp = convert.ns_string_spatch("spatch", version, ns_names(), inline)
+        assert (sp.cocci == convert.NS_STRING_COCCI) is not inline
+        res = run_spatch(sp, work, [src.name], tmp_path / f"cache-{inline}", 1)
+        assert not res.failed, res.failed
+        got[inline] = (work / src.name).read_text()
+    assert got[True] == got[False]
+
+
+def test_names_inlined_in_every_name_constraint() -> None:
+    text = convert.NS_STRING_COCCI.read_text()
+    inlined = convert.with_names_inlined(text, ["A_NS", "B"])
+    assert "NS_MACROS }" not in inlined.split("@@", 1)[1]
+    assert inlined.count('=~ "^(A_NS|B)$";') == \
+        len(convert.NAME_CONSTRAINT.findall(text)) == 3   # the report rule too
+    with pytest.raises(convert.ToolError):
+        convert.with_names_inlined(text, ["A", "B)|(.*"])
