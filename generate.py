@@ -230,9 +230,8 @@ def run_generate(args: argparse.Namespace) -> int:
                 log(f"  applied {d.patch.relative_to(patch_dir)}: "
                     f"{time.monotonic() - t:.1f} s")
             continue
-        step: Callable[..., convert.StepResult] = convert.STEPS[e.name]
-        r = step(base.repo, args.spatch, version, args.jobs,
-                 workdir / "cache")
+        r = convert.run_step(e.name, base.repo, args.spatch, version,
+                             args.jobs, workdir / "cache", args.recompute)
         results.append(r)
         decisions.append(steps.generated_decision(
             r.name, r.status is convert.Status.CHANGED, r.notes))
@@ -246,8 +245,10 @@ def run_generate(args: argparse.Namespace) -> int:
             if e.name == "ns-string":
                 treewide.append(generated[-1])
         log(f"  generated {e.name}: {r.status.value}, {len(r.files)} files"
-            f"{' (' + '; '.join(r.notes) + ')' if r.notes else ''}, "
-            f"{r.cached} spatch results from cache: "
+            f"{' (' + '; '.join(r.notes) + ')' if r.notes else ''}"
+            + ("; replayed: an earlier run's result for this tree and "
+               "code" if r.replayed else
+               f", {r.cached} spatch results from cache") + ": "
             f"{time.monotonic() - t:.1f} s")
     if all(r.status is convert.Status.NOTHING for r in results):
         log("generate: nothing to convert: the tree already has every "
@@ -397,6 +398,10 @@ def setup_parser() -> argparse.ArgumentParser:
                      help="the patches' date, RFC 2822 or ISO 8601 (default: "
                      "the Debian package's changelog date, or the newest "
                      "commit of a git tree)")
+    gen.add_argument("--recompute", action="store_true",
+                     help="run every generated step, even where an earlier "
+                     "run recorded its result for the same tree and code "
+                     "(WORKDIR/cache/steps)")
     gen.add_argument("--dry-run", action="store_true",
                      help="print the commands instead of running them")
     app = sub.add_parser("apply", help="git am a series onto the pristine "

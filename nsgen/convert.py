@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shlex
@@ -40,6 +41,7 @@ class StepResult:
     files: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)   # deterministic facts
     cached: int = 0        # files whose spatch result came from the cache
+    replayed: bool = False  # the whole result from an earlier run (memo)
 
 
 def git_grep(repo: Repo, names: list[str], *paths: str) -> list[str]:
@@ -573,6 +575,55 @@ Changes per top-level directory:
 
 
 STEPS = {"ns-string": ns_string, "export-for": export_for}
+
+
+def code_key(spatch_bin: str, version: str) -> str:
+    """What a generated step's result depends on besides the tree: this
+    project's code and Coccinelle files (cocci/: rules, tables, allow
+    list), and spatch."""
+    h = hashlib.sha256(f"{spatch_bin}\0{version}\0".encode())
+    for f in sorted([*(PROJECT / "nsgen").glob("*.py"),
+                     *(p for p in COCCI.rglob("*") if p.is_file())]):
+        h.update(f.relative_to(PROJECT).as_posix().encode() + b"\0")
+        h.update(f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def run_step(name: str, repo: Repo, spatch_bin: str, version: str,
+             jobs: int, cache: Path, recompute: bool = False) -> StepResult:
+    """STEPS[name] on the work tree, or its result replayed.
+
+    A step is a function of the tree it starts from and of code_key(): a
+    run records its result (the tree it leaves staged, message, files,
+    notes) under cache/steps/ by the two, and a later run from the same
+    tree with the same code stages that tree again instead of running
+    the step (git read-tree: only the step's files are rewritten).  With
+    recompute, or when the recorded tree is gone, the step runs."""
+    start = time.monotonic()
+    before = repo.git("rev-parse", "HEAD^{tree}").strip()
+    key = hashlib.sha256(f"{name}\0{before}\0{code_key(spatch_bin, version)}"
+                         .encode()).hexdigest()
+    memo = cache / "steps" / f"{key}.json"
+    if memo.is_file() and not recompute:
+        d = json.loads(memo.read_text())
+        status = Status(d["status"])
+        if status is Status.NOTHING or repo.git(
+                "cat-file", "-t", d["tree"], check=False).strip() == "tree":
+            if status is Status.CHANGED:
+                repo.git("read-tree", "-m", "-u", "HEAD", d["tree"])
+            return StepResult(name, status, time.monotonic() - start,
+                              d["subject"], d["message"], d["files"],
+                              d["notes"], replayed=True)
+    r = STEPS[name](repo, spatch_bin, version, jobs, cache)
+    tree = repo.git("write-tree").strip()
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    tmp = memo.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps({
+        "status": r.status.value, "tree": tree, "subject": r.subject,
+        "message": r.message, "files": r.files, "notes": r.notes},
+        indent=1, sort_keys=True))
+    tmp.replace(memo)
+    return r
 
 
 @dataclass
