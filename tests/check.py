@@ -141,8 +141,10 @@ class Full:
         return None if p.returncode == 0 else p.stdout.strip().splitlines()[-1]
 
     def reproducible(self) -> str | None:
+        """A second run, its generated steps computed again (the first may
+        have replayed an earlier run's), writes the same bytes."""
         other = self.workdir / "repro"
-        p = self.gen("generate", "--out", str(other), "--jobs",
+        p = self.gen("generate", "--out", str(other), "--recompute", "--jobs",
                      str(self.args.jobs), "--base-desc", self.args.base_desc)
         if p.returncode != 0:
             return "second run failed"
