@@ -69,7 +69,7 @@ help:
 	@echo '  make bisect-check  build the boot-test configuration at every patch'
 	@echo '                   of the series, incrementally (not part of check)'
 	@echo '  make checkpatch  scripts/checkpatch.pl --strict on patches/*.patch'
-	@echo '  make bench       conversion timings, cold and warm, against grep+sed'
+	@echo '  make bench       conversion timings against grep+sed; make cold and warm, by phase'
 	@echo '  make deps        install missing Debian packages'
 	@echo '  make clean       remove $$(OUT)'
 	@echo 'Variables:'
@@ -134,6 +134,7 @@ checkpatch: ksrc
 
 bench: ksrc
 	$(PYTHON) bench/bench_convert.py $(GEN_ARGS) --jobs $(JOBS)
+	$(PYTHON) bench/bench_make.py $(GEN_ARGS) --jobs $(JOBS)
 
 clean:
 	rm -rf "$(OUT)"
