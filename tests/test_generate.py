@@ -221,9 +221,17 @@ def test_dry_run_runs_nothing(env: dict[str, Path],
 def test_warm_run_uses_the_cache(env: dict[str, Path],
                                  capsys: pytest.CaptureFixture[str]) -> None:
     assert gen(env) == 0
+    first = sorted(p.read_bytes() for p in (env["out"] / "series").iterdir())
     capsys.readouterr()
-    assert gen(env) == 0
-    assert "5 spatch results from cache" in capsys.readouterr().err
+    assert gen(env) == 0        # the step's recorded result, replayed
+    assert "; replayed: an earlier run's result" in capsys.readouterr().err
+    assert sorted(p.read_bytes() for p in
+                  (env["out"] / "series").iterdir()) == first
+    assert gen(env, "--recompute") == 0     # computed: spatch's own cache
+    err = capsys.readouterr().err
+    assert "5 spatch results from cache" in err and "replayed" not in err
+    assert sorted(p.read_bytes() for p in
+                  (env["out"] / "series").iterdir()) == first
 
 
 def test_kernel_doc_rule_matches_converted_exports(env: dict[str, Path]) -> None:
