@@ -31,9 +31,6 @@ GIT_OVERRIDES = (
     "-c", "user.useConfigOnly=false", "-c", "core.hooksPath=/dev/null",
     "-c", "advice.detachedHead=false", "-c", "init.defaultBranch=main",
     "-c", "core.fsmonitor=false",
-    # Loose objects stored, not deflated: the first snapshot of a kernel
-    # writes 90,000 of them (1.6 GB instead of 0.6 GB, a quarter faster).
-    "-c", "core.looseCompression=0",
     # Check-outs of the whole tree write files in parallel.
     "-c", "checkout.workers=0",
 )
