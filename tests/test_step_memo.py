@@ -31,11 +31,16 @@ def fake_step(calls: list[str]):
     return step
 
 
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The trees the fake step ran from; the step registered as 'fake'."""
+    seen: list[str] = []
+    monkeypatch.setitem(convert.STEPS, "fake", fake_step(seen))
+    return seen
+
+
 def test_replayed_for_the_same_tree_and_code(work: tree.Repo, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch
-                                             ) -> None:
-    calls: list[str] = []
-    monkeypatch.setitem(convert.STEPS, "fake", fake_step(calls))
+                                             calls: list[str]) -> None:
     cache = tmp_path / "cache"
     start = work.git("rev-parse", "HEAD").strip()
     first = convert.run_step("fake", work, "spatch", "1.1.1", 1, cache)
@@ -61,10 +66,7 @@ def test_replayed_for_the_same_tree_and_code(work: tree.Repo, tmp_path: Path,
 
 
 def test_computed_again_for_another_tree(work: tree.Repo, tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch
-                                         ) -> None:
-    calls: list[str] = []
-    monkeypatch.setitem(convert.STEPS, "fake", fake_step(calls))
+                                         calls: list[str]) -> None:
     cache = tmp_path / "cache"
     start = work.git("rev-parse", "HEAD").strip()
     convert.run_step("fake", work, "spatch", "1.1.1", 1, cache)
