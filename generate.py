@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import signal
 import sys
 import textwrap
 import time
@@ -18,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from nsgen import (convert, identity, kbuild, mail, module, review, series,
-                   spatch, steps, tree, verify)
+from nsgen import (convert, guard, identity, kbuild, mail, module, review,
+                   series, spatch, steps, tree, verify)
 from nsgen.run import ToolError, progress
 
 PROJECT = Path(__file__).resolve().parent
@@ -66,8 +67,15 @@ def cover_text(ksrc: tree.KernelTree, base_desc: str, base: tree.Baseline,
         lines.append(f"  {d.step}{where}:\n" + textwrap.fill(
             d.line(), 72, initial_indent="    ", subsequent_indent="      ",
             break_long_words=False, break_on_hyphens=False))
+    where = (f"git: {ksrc.git.describe()}" if ksrc.git is not None
+             else f"git tree {base.tree}")
+    if ksrc.git is not None and ksrc.git.dirty:
+        where += (":\n" + "\n".join(f"  {f}" for f in ksrc.git.dirty[:20])
+                  + (f"\n  ... and {len(ksrc.git.dirty) - 20} more"
+                     if len(ksrc.git.dirty) > 20 else "")
+                  + "\nIt applies to that HEAD only with those changes")
     body = f"""This series applies to {base_desc or 'Linux ' + ksrc.version}
-(make kernelversion: {ksrc.version}; git tree {base.tree}).
+(make kernelversion: {ksrc.version}; {where}).
 
 Namespaces become C strings, so that an export can name the modules
 allowed to use it: EXPORT_SYMBOL_GPL_FOR(sym, "kvm") exports into the
@@ -173,29 +181,134 @@ def base_desc(ksrc: tree.KernelTree, given: str) -> str:
     return given or tree.package_of(ksrc) or f"Linux {ksrc.version}"
 
 
-def run_generate(args: argparse.Namespace) -> int:
-    start = time.monotonic()
-    ksrc = tree.check_tree(Path(args.ksrc))
+def positive_int(text: str) -> int:
+    """argparse type of --jobs: a whole number of at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number"
+                                         ) from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n}: must be 1 or more")
+    return n
+
+
+def _inside(a: Path, b: Path) -> bool:
+    """a is b or lies under it."""
+    return a == b or b in a.parents
+
+
+def check_workdir(args: argparse.Namespace, ksrc: tree.KernelTree,
+                  create: bool = True) -> Path:
+    """The per-tree work directory: apart from the tree, writable."""
+    if not str(args.workdir).strip():
+        raise ToolError("WORKDIR is empty; give a work directory")
+    workdir = Path(args.workdir).absolute()
+    if _inside(workdir, ksrc.path):
+        raise ToolError(f"WORKDIR={workdir} is inside KSRC={ksrc.path}: the "
+                        "input tree is only read; put WORKDIR elsewhere")
+    if _inside(ksrc.path, workdir):
+        raise ToolError(f"WORKDIR={workdir} contains KSRC={ksrc.path}: a "
+                        "tree's work directory must be apart from the tree "
+                        "(make names it $WORKDIR/<the tree's directory>; a "
+                        "KSRC ending in '/'?)")
+    guard.check_writable(workdir, "WORKDIR", create)
+    return workdir.resolve() if create else workdir
+
+
+def check_ksrc(args: argparse.Namespace) -> tree.KernelTree:
+    if not str(args.ksrc).strip():
+        raise ToolError("KSRC is empty; point KSRC at a kernel source tree")
+    return tree.check_tree(Path(args.ksrc),
+                           getattr(args, "allow_dirty", False))
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything generate needs from its arguments, checked before any
+    slow step, in this one place."""
+    ksrc: tree.KernelTree
+    workdir: Path
+    out: Path                  # OUT/series
+    order_file: Path
+    order: list[series.Entry]
+    spatch_version: str
+    sender: identity.Sender
+    date: str
+    date_from: str
+
+
+def check_generate(args: argparse.Namespace) -> Inputs:
+    create = not args.dry_run
+    ksrc = check_ksrc(args)
     order_file = Path(args.series_file)
+    if not order_file.is_file():
+        raise ToolError(f"--series-file {order_file}: no such file")
     order = series.read_order(order_file, set(convert.STEPS))
     version = spatch.find_spatch(args.spatch)
-    workdir = Path(args.workdir).resolve()
-    out = Path(args.out).resolve() / "series"
+    sender = identity.resolve(args.author, Path.cwd())
+    date, date_from = identity.input_date(ksrc.path, args.date)
+    workdir = check_workdir(args, ksrc, create)
+    if not str(args.out).strip():
+        raise ToolError("OUT is empty; give an output directory")
+    out = Path(args.out).absolute()
+    if _inside(out, ksrc.path):
+        raise ToolError(f"OUT={out} is inside KSRC={ksrc.path}: the input "
+                        "tree is only read; put OUT elsewhere")
+    guard.check_writable(out, "OUT", create)
+    series_dir = out / "series"
+    if series_dir.exists() and not guard.owned(series_dir) and (
+            not series_dir.is_dir() or any(series_dir.iterdir())):
+        raise ToolError(f"{series_dir} exists and was not written by "
+                        f"generate.py (no {guard.MARKER} in it); move it "
+                        "away or choose another OUT")
+    return Inputs(ksrc, workdir, series_dir, order_file, order, version,
+                  sender, date, date_from)
+
+
+def dry_run(i: Inputs) -> int:
+    """The commands a real run executes, from the same builders; values
+    known only while it runs are named in capitals (BASELINE, TMP)."""
+    git_dir = i.workdir / "baseline.git"
+    snap = tree.snapshot_repo(i.ksrc, git_dir, write=False)
+    print("# snapshot of KSRC (the input tree is only read)")
+    print(shlex.join([*snap.argv(), *tree.add_command(i.ksrc.git is None),
+                      "--", "."]))
+    work = tree.Repo(git_dir / "worktrees" / "work", i.workdir / "work")
+    for e in i.order:
+        if e.kind == "patch":
+            print(f"# {e.name}: as patches/steps.conf decides on the tree "
+                  "(as written, a variant, or already there)")
+            print(shlex.join([*work.argv(), *series.am_args(i.sender),
+                              str((i.order_file.parent / e.name).resolve())]))
+        else:
+            print(f"# generated step {e.name}: spatch {i.spatch_version} per "
+                  "file (nsgen/convert.py), then git commit")
+    print(f"# the series, written to TMP and moved to {i.out}")
+    print(shlex.join([*work.argv(), *series.format_patch_args("BASELINE",
+                                                              Path("TMP"))]))
+    return 0
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    start = time.monotonic()
+    i = check_generate(args)
     if args.dry_run:
-        print(shlex.join(["git", f"--git-dir={workdir}/baseline.git",
-                          f"--work-tree={ksrc.path}", "add", "-f", "-A"]))
-        for e in order:
-            if e.kind == "patch":
-                print(f"# {e.name}: applies, a variant, or already there, "
-                      "by patches/steps.conf")
-                print(shlex.join(["git", "am", str(order_file.parent / e.name)]))
-            else:
-                print(f"# generated step {e.name}: spatch per file, see "
-                      f"nsgen/convert.py")
-        print(shlex.join(["git", "format-patch", "--zero-commit",
-                          "--no-signature", "--cover-letter", "-o", str(out)]))
-        return 0
-    log(f"generate: Linux {ksrc.version} from {ksrc.path}")
+        return dry_run(i)
+    with guard.locked(i.workdir, "WORKDIR", wait=not args.no_wait):
+        return generate_locked(args, i, start)
+
+
+def generate_locked(args: argparse.Namespace, i: Inputs,
+                    start: float) -> int:
+    ksrc, workdir, out, version = i.ksrc, i.workdir, i.out, i.spatch_version
+    order_file, order, sender, date = i.order_file, i.order, i.sender, i.date
+    log(f"generate: Linux {ksrc.version} from {ksrc.path}"
+        + (f" ({ksrc.git.describe()})" if ksrc.git else ""))
+    patch_dir = order_file.parent
+    rules = steps.read_rules(patch_dir / "steps.conf")
+    steps.check_rules(rules, patch_dir,
+                      [e.name for e in order if e.kind == "patch"])
     t = time.monotonic()
     if not (workdir / "baseline.git" / "index").exists():
         log("  first run: snapshotting the tree and checking it out "
@@ -203,16 +316,10 @@ def run_generate(args: argparse.Namespace) -> int:
     base = tree.make_baseline(ksrc, workdir)
     log(f"  baseline {base.commit[:12]} in {workdir}: "
         f"{time.monotonic() - t:.1f} s")
-    sender = identity.resolve(args.author, Path.cwd())
-    date, date_from = identity.input_date(ksrc.path, args.date)
     base.repo.env = tree.sender_env(sender.name, sender.email, date)
-    log(f"  author {sender.ident()}, date {date} (from {date_from})")
+    log(f"  author {sender.ident()}, date {date} (from {i.date_from})")
     if not sender.signed:
         log(f"generate: warning: {identity.UNSIGNED_NOTE}")
-    patch_dir = order_file.parent
-    rules = steps.read_rules(patch_dir / "steps.conf")
-    steps.check_rules(rules, patch_dir,
-                      [e.name for e in order if e.kind == "patch"])
     decisions: list[steps.Decision] = []
     results: list[convert.StepResult] = []
     generated: list[str] = []
@@ -266,8 +373,9 @@ def run_generate(args: argparse.Namespace) -> int:
                                         for c in treewide},
                                 checks.per_file, checks.wide, sender.email)
 
-    files = series.format_series(base.repo, base.commit, out, subject, body,
-                                 mailable)
+    with guard.locked(out.parent, "OUT", wait=not args.no_wait):
+        files = series.format_series(base.repo, base.commit, out, subject,
+                                     body, mailable)
     for f in files:
         print(f)
     log(f"generate: {max(len(files) - 1, 0)} patches and a cover letter in {out}: "
@@ -283,17 +391,34 @@ def run_apply(args: argparse.Namespace) -> int:
     then moved to the resulting commit, which rewrites only the files that
     differ from what DEST had: a kernel built from DEST stays up to date
     when the series did not change."""
-    ksrc = tree.check_tree(Path(args.ksrc))
-    workdir = Path(args.workdir).resolve()
+    ksrc = check_ksrc(args)
+    workdir = check_workdir(args, ksrc)
     patches = series.patch_files(Path(args.series))
-    _, commit, _ = tree.snapshot(ksrc, workdir)
-    dest = Path(args.dest).resolve()
-    am = tree.attach_worktree(workdir / "baseline.git", commit,
-                              workdir / "am")
-    for p in patches:
-        series.apply_patch(am, p)
-    head = am.git("rev-parse", "HEAD").strip()
-    tree.attach_worktree(workdir / "baseline.git", head, dest)
+    if not str(args.dest).strip():
+        raise ToolError("--dest is empty; name the work tree to create")
+    dest = Path(args.dest).absolute()
+    git_dir = workdir / "baseline.git"
+    if _inside(dest, ksrc.path) or _inside(ksrc.path, dest):
+        raise ToolError(f"--dest {dest} overlaps the input tree "
+                        f"KSRC={ksrc.path}, which is only read; give a new "
+                        "directory elsewhere")
+    if _inside(dest, git_dir):
+        raise ToolError(f"--dest {dest} is inside the baseline repository; "
+                        "give a new directory elsewhere")
+    if (dest.exists() or dest.is_symlink()) and \
+            not guard.our_worktree(dest, git_dir):
+        raise ToolError(f"--dest {dest} exists and was not made by "
+                        f"'generate.py apply' with this WORKDIR; give a "
+                        "directory that does not exist yet (apply creates "
+                        "it), or remove this one yourself")
+    guard.check_writable(dest.parent, "--dest's parent")
+    with guard.locked(workdir, "WORKDIR", wait=not args.no_wait):
+        _, commit, _ = tree.snapshot(ksrc, workdir)
+        am = tree.attach_worktree(git_dir, commit, workdir / "am")
+        for p in patches:
+            series.apply_patch(am, p)
+        head = am.git("rev-parse", "HEAD").strip()
+        tree.attach_worktree(git_dir, head, dest)
     log(f"apply: {len(patches)} patches applied with git am in "
         f"{workdir / 'am'}; {dest} checked out at {head[:12]}")
     print(dest)
@@ -302,14 +427,26 @@ def run_apply(args: argparse.Namespace) -> int:
 
 def run_check(args: argparse.Namespace) -> int:
     """Completeness and idempotence of the conversion on a converted tree."""
-    ksrc = tree.check_tree(Path(args.ksrc))
-    workdir = Path(args.workdir).resolve()
-    snap, _, _ = tree.snapshot(ksrc, workdir)
-    before = convert.discover(snap)
-    converted = tree.Repo(Path(args.tree).resolve() / ".git", Path(args.tree).resolve())
+    ksrc = check_ksrc(args)
+    workdir = check_workdir(args, ksrc)
+    if not str(args.tree).strip():
+        raise ToolError("--tree is empty; name the converted tree")
+    target = Path(args.tree).absolute()
+    if not target.is_dir():
+        raise ToolError(f"--tree {target}: no such directory; give the tree "
+                        "with the series applied ('generate.py apply')")
+    if not (target / ".git").exists():
+        raise ToolError(f"--tree {target} is not a git work tree, so it "
+                        "cannot be checked; make one with 'generate.py "
+                        "apply --dest DIR'")
     version = spatch.find_spatch(args.spatch)
-    report = convert.check_converted(converted, before, args.spatch, version,
-                                     args.jobs, workdir / "check-cache")
+    with guard.locked(workdir, "WORKDIR", wait=not args.no_wait):
+        snap, _, _ = tree.snapshot(ksrc, workdir)
+        before = convert.discover(snap)
+        converted = tree.work_repo(target.resolve())
+        report = convert.check_converted(converted, before, args.spatch,
+                                         version, args.jobs,
+                                         workdir / "check-cache")
     for line in report.problems:
         print(f"  {line}")
     print(f"check: {len(before.ident)} namespace macros in the pristine "
@@ -322,9 +459,10 @@ def run_check(args: argparse.Namespace) -> int:
 def run_verify(args: argparse.Namespace) -> int:
     """Preprocess every C file the ns-string commit touches, before and
     after it, and compare (the series must have been generated)."""
-    ksrc = tree.check_tree(Path(args.ksrc))
-    workdir = Path(args.workdir).resolve()
-    out = Path(args.out).resolve()
+    ksrc = check_ksrc(args)
+    workdir = check_workdir(args, ksrc)
+    out = guard.check_writable(Path(args.out), "OUT")
+    series.patch_files(out / "series")
     wrapper, note = kbuild.resolve_wrapper(args.cc_wrapper)
     if note:
         log(f"verify: {note}")
@@ -332,8 +470,10 @@ def run_verify(args: argparse.Namespace) -> int:
     log(f"verify: {out / 'series'}, {verify.ARCH} {verify.CONFIG} (other "
         "architectures' files: their own, nsgen/cross.py) in "
         f"{workdir}/verify, make -j{args.jobs} CC='{kbuild.cc(wrapper)}'")
-    o = verify.verify(ksrc, workdir, out, make, args.limit, log,
-                      args.recompute)
+    with guard.locked(workdir, "WORKDIR", wait=not args.no_wait), \
+            guard.locked(out, "OUT", wait=not args.no_wait):
+        o = verify.verify(ksrc, workdir, out, make, args.limit, log,
+                          args.recompute)
     for f in o.of(verify.Verdict.DIFFERENT):
         print(f"  different: {f.path} (out/verify/diffs/{f.path}.diff)")
     for f in o.of(verify.Verdict.FAILED):
@@ -372,20 +512,46 @@ def run_workdir(args: argparse.Namespace) -> int:
     return 0
 
 
+WORKDIR_HELP = ("this tree's work directory: the git baseline, work "
+                "trees, caches and builds; one run at a time (a second "
+                "waits); make passes $WORKDIR/<tree's directory name> "
+                "(default: %(default)s)")
+
+
+def add_common(p: argparse.ArgumentParser, ksrc_help: str) -> None:
+    """The options every subcommand that reads a kernel tree shares."""
+    p.add_argument("--ksrc", required=True, help=ksrc_help)
+    p.add_argument("--workdir", default=str(DEFAULT_WORKDIR),
+                   help=WORKDIR_HELP)
+    p.add_argument("--allow-dirty", action="store_true",
+                   help="take a git KSRC with local changes (tracked "
+                   "changes, untracked files that are not ignored) as it "
+                   "is; the cover letter names the base 'HEAD plus local "
+                   "changes' (default: refuse, listing the paths)")
+    p.add_argument("--no-wait", action="store_true",
+                   help="refuse at once when another run holds WORKDIR or "
+                   "OUT (default: wait for it, saying so)")
+
+
 def setup_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="generate.py", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command")
+        prog="generate.py", description=__doc__.split("\n\n")[0],
+        epilog="Without a subcommand, 'generate' is meant "
+        "(generate.py --ksrc DIR ...).  Exit status: 0 done, 1 an error "
+        "(one line), 2 a usage error; 'module' exits as diff(1) does.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     gen = sub.add_parser("generate", help="write the series (the default)")
-    gen.add_argument("--ksrc", required=True,
-                     help="kernel source tree (only read, never modified)")
-    gen.add_argument("--workdir", default=str(DEFAULT_WORKDIR),
-                     help="baseline, work tree and cache (default: %(default)s)")
+    add_common(gen, "kernel source tree (only read, never modified)")
     gen.add_argument("--out", default=str(PROJECT / "out"),
-                     help="the series goes to OUT/series (default: %(default)s)")
-    gen.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                     help="parallel spatch processes (default: %(default)s)")
-    gen.add_argument("--spatch", default="spatch", help="spatch binary")
+                     help="the series goes to OUT/series, replaced as a "
+                     "whole at the end (default: %(default)s)")
+    gen.add_argument("--jobs", type=positive_int,
+                     default=os.cpu_count() or 1,
+                     help="parallel spatch and get_maintainer.pl processes, "
+                     "1 or more (default: %(default)s)")
+    gen.add_argument("--spatch", default="spatch",
+                     help="the spatch (Coccinelle) program (default: "
+                     "%(default)s)")
     gen.add_argument("--base-desc", default="",
                      help="how the cover letter names the base tree, e.g. "
                      "the Debian package and version")
@@ -395,37 +561,46 @@ def setup_parser() -> argparse.ArgumentParser:
                      help='who sends the series, "Name <email>" (default: '
                      "git's user.name and user.email)")
     gen.add_argument("--date", default="",
-                     help="the patches' date, RFC 2822 or ISO 8601 (default: "
-                     "the Debian package's changelog date, or the newest "
-                     "commit of a git tree)")
+                     help="the patches' date, RFC 2822 or ISO 8601; "
+                     "without a time zone it is UTC (default: the Debian "
+                     "package's changelog date, or the newest commit of a "
+                     "git tree)")
     gen.add_argument("--recompute", action="store_true",
                      help="run every generated step, even where an earlier "
                      "run recorded its result for the same tree and code "
                      "(WORKDIR/cache/steps)")
     gen.add_argument("--dry-run", action="store_true",
-                     help="print the commands instead of running them")
+                     help="check every argument as a run would, then print "
+                     "the commands instead of running them")
     app = sub.add_parser("apply", help="git am a series onto the pristine "
                          "baseline and check the result out in DEST")
-    app.add_argument("--ksrc", required=True, help="pristine kernel tree")
-    app.add_argument("--workdir", default=str(DEFAULT_WORKDIR))
-    app.add_argument("--series", default=str(PROJECT / "out" / "series"))
-    app.add_argument("--dest", required=True, help="work tree to create")
+    add_common(app, "pristine kernel tree (only read)")
+    app.add_argument("--series", default=str(PROJECT / "out" / "series"),
+                     help="the directory of the series' .patch files "
+                     "(default: %(default)s)")
+    app.add_argument("--dest", required=True,
+                     help="the work tree to create; it must not exist yet, "
+                     "or be one an earlier apply with this WORKDIR made "
+                     "(then only the files that differ are rewritten)")
     chk = sub.add_parser("check", help="completeness and idempotence of the "
                          "conversion in a converted tree")
-    chk.add_argument("--ksrc", required=True, help="pristine kernel tree")
-    chk.add_argument("--workdir", default=str(DEFAULT_WORKDIR))
+    add_common(chk, "pristine kernel tree (only read)")
     chk.add_argument("--tree", required=True,
-                     help="the tree with the series applied (a git work tree)")
-    chk.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    chk.add_argument("--spatch", default="spatch")
+                     help="the tree with the series applied (a git work "
+                     "tree, e.g. from 'apply --dest')")
+    chk.add_argument("--jobs", type=positive_int,
+                     default=os.cpu_count() or 1,
+                     help="parallel spatch processes (default: %(default)s)")
+    chk.add_argument("--spatch", default="spatch",
+                     help="the spatch program (default: %(default)s)")
     ver = sub.add_parser("verify", help="prove the ns-string commit a pure "
                          "refactor: preprocessed output before == after")
-    ver.add_argument("--ksrc", required=True, help="pristine kernel tree")
-    ver.add_argument("--workdir", default=str(DEFAULT_WORKDIR))
+    add_common(ver, "pristine kernel tree (only read)")
     ver.add_argument("--out", default=str(PROJECT / "out"),
                      help="verifies OUT/series, writes OUT/verify "
                      "(default: %(default)s)")
-    ver.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+    ver.add_argument("--jobs", type=positive_int,
+                     default=os.cpu_count() or 1,
                      help="make -j (default: %(default)s)")
     ver.add_argument("--cc-wrapper", default=kbuild.AUTO,
                      help="compiler wrapper: ccache, distcc, icecc, "
@@ -434,7 +609,7 @@ def setup_parser() -> argparse.ArgumentParser:
     ver.add_argument("--recompute", action="store_true",
                      help="preprocess again even when a passing result "
                      "for the same inputs is recorded")
-    ver.add_argument("--limit", type=int, default=None,
+    ver.add_argument("--limit", type=positive_int, default=None,
                      help="only N of the files, spread over the list "
                      "(for a quick look; not quoted by the cover letter)")
     mod = sub.add_parser(
@@ -464,21 +639,43 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so that every finally block
+    (temporary files, locks) runs as on SIGINT."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = setup_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in HANDLERS and argv[0] not in ("-h", "--help"):
+    # No subcommand: 'generate' (an option first, or nothing at all); a
+    # word that is not a subcommand is argparse's "invalid choice".
+    if not argv or argv[0].startswith("-") and argv[0] not in ("-h",
+                                                               "--help"):
         argv.insert(0, "generate")
     args = parser.parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return HANDLERS[args.command](args)
     except ToolError as e:
         print(f"generate.py: error: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("generate.py: interrupted; out/series is unchanged",
+    except OSError as e:
+        # not expected: every known case is a ToolError; still one line
+        where = f": {e.filename}" if e.filename else ""
+        print(f"generate.py: error: {e.strerror or e}{where}",
               file=sys.stderr)
-        return 130
+        return 1
+    except KeyboardInterrupt as e:
+        what = "terminated" if isinstance(e, Terminated) else "interrupted"
+        print(f"generate.py: {what}; the input tree and OUT/series are as "
+              "they were", file=sys.stderr)
+        return 143 if isinstance(e, Terminated) else 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import email.utils
 import re
 import subprocess
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from .run import ToolError
@@ -75,7 +75,7 @@ def resolve(author: str | None, cwd: Path) -> Sender:
 
 def parse_date(text: str) -> str:
     """An RFC 2822 or ISO 8601 date, as git takes it (ISO 8601, with the
-    zone); a one-line error otherwise."""
+    zone; a date without one is UTC); a one-line error otherwise."""
     when: datetime | None = None
     try:
         when = email.utils.parsedate_to_datetime(text)
@@ -84,9 +84,12 @@ def parse_date(text: str) -> str:
             when = datetime.fromisoformat(text.strip())
         except ValueError:
             when = None
-    if when is None or when.tzinfo is None:
-        raise ToolError(f"date {text!r}: expected RFC 2822 or ISO 8601 with "
-                        "a time zone, e.g. 2026-12-01T12:00:00+00:00")
+    if when is None:
+        raise ToolError(f"date {text!r}: expected RFC 2822 or ISO 8601, "
+                        "e.g. 2026-12-01T12:00:00+01:00 or 2026-12-01 "
+                        "(without a time zone: UTC)")
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
     return when.isoformat()
 
 

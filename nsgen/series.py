@@ -6,12 +6,14 @@ import email.utils
 import os
 import re
 import shutil
+import signal
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
+from . import guard
 from .identity import Sender
 from .run import ToolError
 from .tree import Repo
@@ -79,6 +81,19 @@ def with_author(text: str, ident: str, date: str) -> str:
     return "\n".join(lines) + sep + rest
 
 
+def am_args(sender: Sender | None) -> list[str]:
+    """git am as apply_patch() runs it (the patch file follows)."""
+    args = ["am", "--keep-cr", "-q", "--committer-date-is-author-date"]
+    return args + ["-s"] if sender is not None and sender.signed else args
+
+
+def format_patch_args(base: str, dest: Path) -> list[str]:
+    """git format-patch as format_series() runs it."""
+    return ["format-patch", "-q", "--zero-commit", "--no-signature",
+            "--cover-letter", "--no-binary", "--stat=80", "--summary",
+            "--base", base, "-o", str(dest), f"{base}..HEAD"]
+
+
 def apply_patch(repo: Repo, patch: Path, sender: Sender | None = None,
                 date: str = "") -> None:
     """git am one hand-written patch; name the patch and file if it fails.
@@ -87,11 +102,9 @@ def apply_patch(repo: Repo, patch: Path, sender: Sender | None = None,
     author and date as its date, and a signed sender signs it off (git am
     -s: after the original author's sign-off where there is one)."""
     patch = patch.resolve()     # git runs in the work tree
-    args = ["am", "--keep-cr", "-q", "--committer-date-is-author-date"]
+    args = am_args(sender)
     tmp: Path | None = None
     if sender is not None:
-        if sender.signed:
-            args.append("-s")
         text = patch.read_text(encoding="utf-8", errors="surrogateescape")
         authored = with_author(text, sender.ident(), date)
         if authored != text:
@@ -126,6 +139,11 @@ def format_series(repo: Repo, base: str, out: Path, cover_subject: str,
     The series is written next to out and moved into place at the end, so an
     interrupted run never leaves a half-written series behind.
     """
+    if out.exists() and not guard.owned(out) and (
+            not out.is_dir() or any(out.iterdir())):
+        raise ToolError(f"{out} exists and was not written by generate.py "
+                        f"(no {guard.MARKER} in it); move it away or choose "
+                        "another OUT")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
     if tmp.exists():
@@ -133,12 +151,10 @@ def format_series(repo: Repo, base: str, out: Path, cover_subject: str,
     try:
         tmp.mkdir()
         if not repo.git("rev-list", f"{base}..HEAD").strip():
+            guard.write_marker(tmp)
             _replace(tmp, out)
             return []
-        repo.git("format-patch", "-q", "--zero-commit", "--no-signature",
-                 "--cover-letter", "--no-binary", "--stat=80",
-                 "--summary", "--base", base, "-o", str(tmp),
-                 f"{base}..HEAD")
+        repo.git(*format_patch_args(base, tmp))
         files = sorted(tmp.iterdir())
         cover = files[0]
         text = cover.read_text()
@@ -149,18 +165,26 @@ def format_series(repo: Repo, base: str, out: Path, cover_subject: str,
         cover.write_text(text)
         if finish is not None:
             finish(files)
+        guard.write_marker(tmp)
         _replace(tmp, out)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)
-    return sorted(out.iterdir())
+    return sorted(p for p in out.iterdir() if p.name != guard.MARKER)
 
 
 def _replace(new: Path, out: Path) -> None:
-    """Move the finished directory new to out, replacing what was there."""
+    """Move the finished directory new to out, replacing what was there.
+    SIGINT and SIGTERM wait until both renames are done: an interrupt
+    leaves the old series or the new one, never none."""
     old = out.parent / f".{out.name}.old-{os.getpid()}"
-    if out.exists():
-        out.rename(old)
-    new.rename(out)
+    signals = {signal.SIGINT, signal.SIGTERM}
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        if out.exists():
+            out.rename(old)
+        new.rename(out)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     if old.exists():
         shutil.rmtree(old)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from . import guard
 from .run import ToolError, run
 
 # Fixed identity and dates: the same tree gives the same commits and series.
@@ -66,13 +66,75 @@ REQUIRED = ("Makefile", "include/linux/export.h", "include/linux/module.h",
 
 
 @dataclass(frozen=True)
+class GitInput:
+    """A KSRC that is the top of a git work tree: what the user sees."""
+    head: str                 # HEAD's commit
+    head_tree: str            # and its tree
+    dirty: tuple[str, ...]    # changed tracked files, untracked not ignored
+
+    def describe(self) -> str:
+        """How the cover letter names this base."""
+        if self.dirty:
+            return (f"HEAD {self.head[:12]} plus local changes in "
+                    f"{len(self.dirty)} file(s) (--allow-dirty)")
+        return f"HEAD {self.head[:12]}, tree {self.head_tree[:12]}"
+
+
+@dataclass(frozen=True)
 class KernelTree:
     path: Path
     version: str          # make kernelversion, read from the Makefile
+    git: GitInput | None = None
 
 
-def check_tree(path: Path) -> KernelTree:
-    """Fail with a one-line error unless path is a kernel source tree."""
+# git in the user's own repository: read only.  GIT_OPTIONAL_LOCKS=0 keeps
+# 'git status' from refreshing (writing) the user's index.
+USER_GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+DIRTY_SHOWN = 10
+
+
+def _user_git(path: Path, *args: str, timeout: float = 600) -> str:
+    return run(["git", "-C", str(path), *args], env=USER_GIT_ENV,
+               timeout=timeout).stdout
+
+
+def git_input(path: Path, allow_dirty: bool) -> GitInput | None:
+    """The git state of KSRC when it is the top of a git work tree (a tree
+    inside some other repository, such as a home directory kept in git, is
+    a plain tree); a one-line refusal of local changes unless allowed."""
+    if not (path / ".git").exists():
+        return None
+    top = run(["git", "-C", str(path), "rev-parse", "--show-toplevel"],
+              env=USER_GIT_ENV, check=False)
+    if top.returncode != 0 or Path(top.stdout.strip()).resolve() != \
+            path.resolve():
+        return None
+    head = run(["git", "-C", str(path), "rev-parse", "--verify", "-q",
+                "HEAD^{commit}"], env=USER_GIT_ENV, check=False)
+    if head.returncode != 0:
+        raise ToolError(f"KSRC={path} is a git work tree without a commit; "
+                        "commit the tree first")
+    status = _user_git(path, "status", "--porcelain=v1", "-z",
+                       "--untracked-files=all", "--no-renames")
+    dirty = tuple(sorted(e[3:] for e in status.split("\0") if len(e) > 3))
+    if dirty and not allow_dirty:
+        shown = ", ".join(dirty[:DIRTY_SHOWN])
+        more = (f" and {len(dirty) - DIRTY_SHOWN} more"
+                if len(dirty) > DIRTY_SHOWN else "")
+        raise ToolError(f"KSRC={path} has local changes ({shown}{more}): "
+                        "the series would not apply to your HEAD; commit or "
+                        "stash them, or pass --allow-dirty (ALLOW_DIRTY=1) "
+                        "to take them in, said in the cover letter")
+    commit = head.stdout.strip()
+    tree = _user_git(path, "rev-parse", f"{commit}^{{tree}}").strip()
+    return GitInput(commit, tree, dirty)
+
+
+def check_tree(path: Path, allow_dirty: bool = False) -> KernelTree:
+    """Fail with a one-line error unless path is a kernel source tree (and,
+    for a git work tree, a clean one unless allow_dirty)."""
+    if not str(path):
+        raise ToolError("KSRC is empty; point KSRC at a kernel source tree")
     if not path.is_dir():
         raise ToolError(f"KSRC={path}: no such directory; point KSRC at a "
                         "kernel source tree")
@@ -89,7 +151,8 @@ def check_tree(path: Path) -> KernelTree:
         raise ToolError(f"KSRC={path}: cannot read the kernel version from "
                         "its Makefile")
     version = "{VERSION}.{PATCHLEVEL}.{SUBLEVEL}{EXTRAVERSION}".format(**parts)
-    return KernelTree(path.resolve(), version)
+    return KernelTree(path.resolve(), version,
+                      git_input(path.resolve(), allow_dirty))
 
 
 def package_of(ksrc: KernelTree) -> str:
@@ -108,10 +171,21 @@ class Repo:
         self.work_tree = work_tree
         # Overrides of GIT_ENV for this repository's commits (the sender).
         self.env: dict[str, str] = {}
+        # More -c settings, after (so over) GIT_OVERRIDES.
+        self.config: tuple[str, ...] = ()
+
+    def argv(self) -> list[str]:
+        """git with the settings and directories of this repository."""
+        cmd = ["git", *GIT_OVERRIDES, *self.config,
+               f"--git-dir={self.git_dir}"]
+        if self.work_tree is not None:
+            cmd.append(f"--work-tree={self.work_tree}")
+        return cmd
 
     def git(self, *args: str, timeout: float = 900, check: bool = True,
             stdin: str | None = None, merge_stderr: bool = False) -> str:
-        cmd = ["git", *GIT_OVERRIDES, f"--git-dir={self.git_dir}"]
+        cmd = ["git", *GIT_OVERRIDES, *self.config,
+               f"--git-dir={self.git_dir}"]
         if self.work_tree is not None:
             cmd.append(f"--work-tree={self.work_tree}")
         proc = run([*cmd, *args], cwd=self.work_tree or self.git_dir,
@@ -133,7 +207,62 @@ class Baseline:
 SPLIT = "drivers"
 
 
-def _first_add(snap: Repo) -> str:
+def add_command(force: bool) -> list[str]:
+    """The git add of a snapshot: forced for a plain tree (Debian's tarball
+    has a .gitignore of '/*' that would hide everything), by the user's own
+    ignore rules for a git work tree (build outputs stay out)."""
+    return ["add", "-f", "-A"] if force else ["add", "-A"]
+
+
+def snapshot_repo(ksrc: KernelTree, git_dir: Path,
+                  write: bool = True) -> Repo:
+    """The baseline repository with ksrc as its work tree; for a git input,
+    the user's ignore rules in force (their info/exclude and excludes file
+    besides the tree's .gitignore files, which git reads itself; written
+    into git_dir unless write is false)."""
+    snap = Repo(git_dir, ksrc.path)
+    if ksrc.git is not None and not write:
+        excludes = git_dir / "info" / "ksrc-excludes"
+        snap.config = ("-c", f"core.excludesFile={excludes}")
+    elif ksrc.git is not None:
+        rules = []
+        info = Path(_user_git(ksrc.path, "rev-parse", "--git-path",
+                              "info/exclude").strip())
+        info = info if info.is_absolute() else ksrc.path / info
+        user = run(["git", "-C", str(ksrc.path), "config", "--path",
+                    "core.excludesFile"], env=USER_GIT_ENV,
+                   check=False).stdout.strip()
+        xdg = os.environ.get("XDG_CONFIG_HOME") or \
+            str(Path.home() / ".config")
+        for f in (info, Path(user or Path(xdg) / "git" / "ignore")):
+            if f.is_file():
+                rules.append(f.read_text(errors="surrogateescape"))
+        excludes = git_dir / "info" / "ksrc-excludes"
+        excludes.parent.mkdir(parents=True, exist_ok=True)
+        excludes.write_text("\n".join(rules) + "\n",
+                            errors="surrogateescape")
+        snap.config = ("-c", f"core.excludesFile={excludes}")
+    return snap
+
+
+def _match_user_files(snap: Repo, ksrc: KernelTree) -> None:
+    """Make the index hold exactly the files the user's git sees: tracked
+    ones (even where an ignore rule matches them) and untracked ones that
+    no rule ignores."""
+    want = set(_user_git(ksrc.path, "ls-files", "-z", "-c", "-o",
+                         "--exclude-standard").split("\0")) - {""}
+    want = {f for f in want if os.path.lexists(ksrc.path / f)}
+    have = set(snap.git("ls-files", "-z").split("\0")) - {""}
+    literal = {**GIT_ENV, "GIT_LITERAL_PATHSPECS": "1"}
+    for cmd, paths in ((["rm", "--cached", "-q"], have - want),
+                       (["add", "-f"], want - have)):
+        if paths:
+            run([*snap.argv(), *cmd, "--pathspec-from-file=-",
+                 "--pathspec-file-nul"], cwd=snap.work_tree, env=literal,
+                stdin="\0".join(sorted(paths)) + "\0")
+
+
+def _first_add(snap: Repo, force: bool) -> str:
     """git add of the whole tree into an empty index, in two processes;
     return the tree's id.
 
@@ -152,9 +281,8 @@ def _first_add(snap: Repo) -> str:
     def add(part: str) -> str:
         index[part].unlink(missing_ok=True)
         env = {**GIT_ENV, "GIT_INDEX_FILE": str(index[part])}
-        argv = ["git", *GIT_OVERRIDES, f"--git-dir={snap.git_dir}",
-                f"--work-tree={snap.work_tree}"]
-        run([*argv, "add", "-f", "-A", "--", part], cwd=snap.work_tree,
+        argv = snap.argv()
+        run([*argv, *add_command(force), "--", part], cwd=snap.work_tree,
             timeout=900, env=env)
         return run([*argv, "write-tree"], cwd=snap.work_tree,
                    env=env).stdout.strip()
@@ -188,19 +316,24 @@ def snapshot(ksrc: KernelTree, workdir: Path,
         workdir.mkdir(parents=True, exist_ok=True)
         run(["git", *GIT_OVERRIDES, "init", "-q", "--bare", str(git_dir)],
             env=GIT_ENV)
-    snap = Repo(git_dir, ksrc.path)
+    snap = snapshot_repo(ksrc, git_dir)
+    force = ksrc.git is None
     message = f"Linux {ksrc.version}: baseline"
     early = None
-    if not (git_dir / "index").exists() and (ksrc.path / SPLIT).is_dir():
-        early = _first_add(snap)
+    # (a git input's first add is one process: the files its ignore rules
+    # hide are put right after it, and the halves' tree would differ)
+    if force and not (git_dir / "index").exists() and \
+            (ksrc.path / SPLIT).is_dir():
+        early = _first_add(snap, force)
     with ThreadPoolExecutor(1) as pool:
         other = None
         if early is not None and meanwhile is not None:
             other = pool.submit(
                 meanwhile, snap.git("commit-tree", "-m", message,
                                     early).strip())
-        # -f: Debian's tarball has a .gitignore that would hide everything.
-        snap.git("add", "-f", "-A", "--", ".")
+        snap.git(*add_command(force), "--", ".")
+        if ksrc.git is not None:
+            _match_user_files(snap, ksrc)
         if other is not None:
             other.result()
     tree = snap.git("write-tree").strip()
@@ -208,14 +341,22 @@ def snapshot(ksrc: KernelTree, workdir: Path,
         raise ToolError(f"the first snapshot of {ksrc.path} gave two trees "
                         f"({early[:12]} from its halves, {tree[:12]} whole):"
                         " did the tree change while it was read?")
+    if ksrc.git is not None and not ksrc.git.dirty and \
+            tree != ksrc.git.head_tree:
+        raise ToolError(f"the snapshot of {ksrc.path} ({tree[:12]}) is not "
+                        f"its HEAD's tree ({ksrc.git.head_tree[:12]}) "
+                        "although git status shows no change: a clean or "
+                        "smudge filter, or core.fileMode=false over "
+                        "changed modes? Check 'git status' there")
     commit = snap.git("commit-tree", "-m", message, tree).strip()
     return snap, commit, tree
 
 
 def _check_out(git_dir: Path, commit: str, dest: Path) -> None:
-    """A new work tree of the baseline repository at dest."""
-    if dest.exists():
-        shutil.rmtree(dest)
+    """A new work tree of the baseline repository at dest.  What is there
+    already goes only if these tools made it (guard.remove refuses the
+    rest): a work tree of git_dir that an interrupted run left half made."""
+    guard.remove(dest, git_dir)
     dest.parent.mkdir(parents=True, exist_ok=True)
     Repo(git_dir).git("worktree", "prune")
     Repo(git_dir).git("worktree", "add", "-q", "--detach", str(dest), commit)
@@ -261,7 +402,7 @@ def work_repo(dest: Path) -> Repo:
 def attach_worktree(git_dir: Path, commit: str, dest: Path) -> Repo:
     """A work tree of the baseline repository at dest, reset to commit
     (made if missing; an existing one keeps its unchanged files)."""
-    if not (dest / ".git").exists():
+    if not guard.our_worktree(dest, git_dir):
         _check_out(git_dir, commit, dest)
     repo = work_repo(dest)
     reset(repo, commit)

@@ -15,6 +15,11 @@ from tests import minitree
 PROJECT = Path(__file__).resolve().parent.parent
 
 
+def listing(series: Path) -> list[Path]:
+    """The series' files (its marker, .ns-series-owned, left out)."""
+    return sorted(p for p in series.iterdir() if not p.name.startswith("."))
+
+
 def digest(root: Path) -> str:
     h = hashlib.sha256()
     for p in sorted(root.rglob("*")):
@@ -46,7 +51,7 @@ def test_series_converts_and_leaves_input_alone(env: dict[str, Path]) -> None:
     before = digest(env["ksrc"])
     assert gen(env) == 0
     assert digest(env["ksrc"]) == before
-    names = sorted(p.name for p in (env["out"] / "series").iterdir())
+    names = [p.name for p in listing(env["out"] / "series")]
     assert names == [
         "0000-cover-letter.patch",
         "0001-treewide-write-symbol-namespaces-as-string-literals.patch",
@@ -132,7 +137,7 @@ def test_converted_tree_has_nothing_to_do(env: dict[str, Path],
     env["work"] = env["tmp"] / "wd2"
     assert gen(env) == 0
     assert "nothing to convert" in capsys.readouterr().err
-    assert list((env["out"] / "series").iterdir()) == []
+    assert listing(env["out"] / "series") == []
 
 
 def test_check_finds_a_bare_namespace(env: dict[str, Path],
@@ -192,7 +197,7 @@ def test_spatch_too_old(env: dict[str, Path],
 def test_patch_that_does_not_apply(env: dict[str, Path],
                                    capsys: pytest.CaptureFixture[str]) -> None:
     assert gen(env) == 0
-    good = sorted((env["out"] / "series").iterdir())
+    good = listing(env["out"] / "series")
     before = [p.read_bytes() for p in good]
     bad = env["order"].parent / "0001-bad.patch"
     bad.write_text(
@@ -214,8 +219,11 @@ def test_patch_that_does_not_apply(env: dict[str, Path],
 def test_dry_run_runs_nothing(env: dict[str, Path],
                               capsys: pytest.CaptureFixture[str]) -> None:
     assert gen(env, "--dry-run") == 0
-    assert "git format-patch" in capsys.readouterr().out
-    assert not env["work"].exists()
+    out = capsys.readouterr().out
+    # the commands as run: git with the project's fixed settings
+    assert " format-patch -q --zero-commit --no-signature" in out
+    assert "git -c core.autocrlf=false" in out and " add -f -A -- ." in out
+    assert not env["work"].exists() and not env["out"].exists()
 
 
 def test_warm_run_uses_the_cache(env: dict[str, Path],
@@ -292,7 +300,7 @@ def test_every_patch_is_the_senders_and_signed_off(
     env["order"].write_text("0001-mine.patch\n0002-theirs.patch\n"
                             "generate: ns-string\n")
     assert gen(env) == 0
-    files = sorted((env["out"] / "series").iterdir())
+    files = listing(env["out"] / "series")
     me = "Test Sender <sender@example.org>"
     for f in files:
         text = f.read_text()
@@ -326,7 +334,7 @@ def test_unsigned_placeholder_is_marked(env: dict[str, Path],
         "--out", str(env["out"]), "--jobs", "2", "--series-file",
         str(env["order"]), "--date", "2026-12-01T12:00:00+00:00"]) == 0
     assert "unsigned and not sendable" in capsys.readouterr().err
-    files = sorted((env["out"] / "series").iterdir())
+    files = listing(env["out"] / "series")
     assert "NOT SENDABLE: this series is unsigned" in files[0].read_text()
     for f in files[1:]:
         text = f.read_text()

@@ -57,8 +57,12 @@ def test_nothing_set_gives_the_marked_placeholder(home: Path) -> None:
 def test_date_given(tmp_path: Path) -> None:
     assert identity.input_date(tmp_path, "Sat, 28 Nov 2026 10:54:11 +0100") \
         == ("2026-11-28T10:54:11+01:00", "--date")
-    with pytest.raises(ToolError, match="time zone"):
-        identity.input_date(tmp_path, "2026-11-28")
+    # without a time zone: UTC, as the help says
+    assert identity.input_date(tmp_path, "2026-11-28") == \
+        ("2026-11-28T00:00:00+00:00", "--date")
+    for bad in ("yesterday", "2026-13-01", "28/11/2026"):
+        with pytest.raises(ToolError, match="expected RFC 2822 or ISO 8601"):
+            identity.input_date(tmp_path, bad)
 
 
 def test_date_from_the_debian_package(tmp_path: Path) -> None:
