@@ -134,7 +134,7 @@ def locked(path: Path, what: str, wait: bool = True,
     Another process holding it: wait, after one line saying so, or with
     wait=False a ToolError at once.  Held by a parent process that handed
     it down (HELD_ENV): nothing to take."""
-    path = path.absolute()
+    path = path.resolve()       # one key for one directory, links or not
     key = str(path)
     if key in _held():
         yield

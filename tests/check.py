@@ -26,8 +26,8 @@ PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 PY = sys.executable
 
-from nsgen import identity, kbuild  # noqa: E402
-from nsgen.run import Timeout, run  # noqa: E402
+from nsgen import guard, identity, kbuild  # noqa: E402
+from nsgen.run import Timeout, ToolError, run  # noqa: E402
 
 
 class Status(Enum):
@@ -389,6 +389,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not args.fast and not (args.ksrc and args.workdir):
         ap.error("--ksrc and --workdir are needed unless --fast")
+    if args.fast:
+        return run_cases(args)
+    # The tree's work directory and OUT are make check's for the whole run
+    # (a 'make' meanwhile waits); the generate.py runs it starts inherit it.
+    try:
+        with guard.locked(Path(args.workdir), "WORKDIR"), \
+                guard.locked(Path(args.out), "OUT"):
+            return run_cases(args)
+    except ToolError as e:
+        print(f"check.py: error: {e}", file=sys.stderr)
+        print("0 passed, 1 failed", flush=True)
+        return 1
+
+
+def run_cases(args: argparse.Namespace) -> int:
     cases: list[Case] = []
 
     def add(case: Case | list[Case]) -> None:
