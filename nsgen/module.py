@@ -17,23 +17,35 @@ That is what this converter writes, for the kernel's namespace macros
 namespace in (the whole #define is spelled twice); a wrapper's parameter
 is never quoted.  Calls already under a 6.13 version test are left alone,
 so a second run changes nothing.  Prose in comments is quoted, as in the
-tree.  DEFAULT_SYMBOL_NAMESPACE gets the same treatment in C (#define) and
-in Kbuild files (-DDEFAULT_SYMBOL_NAMESPACE=), under a 6.12 test: Debian's
-6.12 takes it as a string already.  (A 6.12.y older than the stable update
-that made it a string is not covered: it would need the bare spelling.)
+tree; string and character literals are data and never touched.  A call
+the converter cannot read (no closing parenthesis, the wrong number of
+arguments, a namespace that is neither an identifier nor a string) is
+left as it is with a warning.  DEFAULT_SYMBOL_NAMESPACE gets the same
+treatment in C (#define) and in Kbuild files (-DDEFAULT_SYMBOL_NAMESPACE=),
+under a 6.12 test: Debian's 6.12 takes it as a string already.  (A 6.12.y
+older than the stable update that made it a string is not covered: it
+would need the bare spelling.)
+
+Every decision about a C file reads one lexer pass over it (lex() and
+CSource): line continuations joined first, as the compiler does, then
+comments, string and character literals, identifiers, preprocessor lines.
 """
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import itertools
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Iterable
 
-from .macros import IDENT_RE, defines, discover_defines, split_args
+from .macros import IDENT_RE, Define, discover_defines
 from .run import ToolError
-from .sites import Kind, Site, find_sites
+from .sites import Kind
 
 TABLE = Path(__file__).resolve().parent.parent / "cocci" / "ns_macros.table"
 # The namespace macros take strings from 6.13 on; DEFAULT_SYMBOL_NAMESPACE
@@ -52,11 +64,13 @@ def guard(version: tuple[int, int]) -> str:
 def version_test(version: tuple[int, int]) -> re.Pattern[str]:
     """A conditional that already chooses the spelling by this version."""
     return re.compile(r"KERNEL_VERSION\s*\(\s*%d\s*,\s*%d\s*," % version)
+
+
 C_FILE = re.compile(r"\.(c|h)$")
 KBUILD_FILE = re.compile(r"(^|/)(Kbuild|Makefile)[^/]*$")
-DEFAULT_NS_C = re.compile(
-    r"^([ \t]*#[ \t]*define[ \t]+DEFAULT_SYMBOL_NAMESPACE[ \t]+)"
-    r"(\w+|\"\w+\")([ \t]*(?:/\*.*\*/|//.*)?)$")
+CONDITIONALS = ("if", "ifdef", "ifndef", "elif", "else", "endif")
+STRING_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+VERSION_H_NAME = re.compile(r'[<"]\s*linux/version\.h\s*[>"]')
 DEFAULT_NS_MAKE = re.compile(
     r"-DDEFAULT_SYMBOL_NAMESPACE=('\"(\w+)\"'|\\\"(\w+)\\\"|(\w+))(?=\s|$)")
 NS_STRINGS_VAR = "ns-strings"
@@ -123,72 +137,290 @@ def load_table(path: Path = TABLE) -> dict[str, int]:
     return table
 
 
-def comment_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every C comment, string and character literals
-    skipped."""
-    spans = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            spans.append((i, j))
-            i = j
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            spans.append((i, j))
-            i = j
-        else:
-            i += 1
-    return spans
+class Tok(Enum):
+    """What the lexer tells apart (C's preprocessing tokens, plus layout)."""
+    IDENT = "identifier"
+    NUMBER = "number"
+    STRING = "string literal"
+    CHAR = "character literal"
+    PUNCT = "punctuator"
+    COMMENT = "comment"
+    SPACE = "space"
+    NEWLINE = "newline"
 
 
-def version_guarded_lines(lines: list[str], version: tuple[int, int]
+@dataclass(frozen=True)
+class Token:
+    kind: Tok
+    text: str        # as the compiler reads it: line continuations joined
+    start: int       # offsets in the file (continuations included)
+    end: int
+
+
+LAYOUT = (Tok.COMMENT, Tok.SPACE, Tok.NEWLINE)
+SPLICE = re.compile(r"\\\r?\n")
+TOKEN = re.compile(
+    r"(?P<COMMENT>/\*.*?(?:\*/|\Z)|//[^\n]*)"
+    r'|(?P<STRING>"(?:[^"\\\n]|\\.)*"?)'
+    r"|(?P<CHAR>'(?:[^'\\\n]|\\.)*'?)"
+    r"|(?P<IDENT>[A-Za-z_]\w*)"
+    r"|(?P<NUMBER>\.?\d(?:[eEpP][+-]|[\w.])*)"
+    r"|(?P<NEWLINE>\n)"
+    r"|(?P<SPACE>[^\S\n]+)"
+    r"|(?P<PUNCT>.)", re.S)
+
+
+def lex(text: str) -> list[Token]:
+    """The tokens of a C file, comments and layout included, as the
+    compiler's first translation phases see them: line continuations
+    (backslash-newline) are joined first, wherever they are, then
+    comments, string and character literals are told from code.  An
+    unterminated literal ends at its line's end, an unterminated comment
+    at the file's end."""
+    joined_at = [0]      # where each continuation-free piece starts
+    file_at = [0]        # the same in the file
+    removed = 0
+    for m in SPLICE.finditer(text):
+        removed += m.end() - m.start()
+        joined_at.append(m.end() - removed)
+        file_at.append(m.end())
+    joined = SPLICE.sub("", text) if removed else text
+
+    def at(i: int) -> int:
+        k = bisect.bisect_right(joined_at, i) - 1
+        return file_at[k] + i - joined_at[k]
+
+    return [Token(Tok[m.lastgroup or "PUNCT"], m.group(), at(m.start()),
+                  at(m.end() - 1) + 1)
+            for m in TOKEN.finditer(joined)]
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One preprocessor line ('#' first on a line, outside comments)."""
+    first: int                  # 0-based lines
+    last: int
+    keyword: str                # define, if, include, ...
+    rest: str                   # after the keyword: comments as spaces
+    code: range                 # its tokens in CSource.code, '#' first
+
+
+@dataclass
+class CSource:
+    """One C file, lexed once; every decision of the converter reads it."""
+    path: str
+    text: str
+    lines: list[str] = field(init=False)
+    starts: list[int] = field(init=False)       # offset of each line
+    tokens: list[Token] = field(init=False)
+    code: list[Token] = field(init=False)       # no comments, no layout
+    home: list[int | None] = field(init=False)  # directive of each code token
+    directives: list[Directive] = field(init=False)
+    directive_of: dict[int, Directive] = field(init=False)   # by line
+    unit: list[tuple[int, int]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lines = self.text.split("\n")
+        self.starts = list(itertools.accumulate(
+            (len(line) + 1 for line in self.lines), initial=0))
+        self.tokens = lex(self.text)
+        self.code, self.home, self.directives = [], [], []
+        self._find_directives()
+        self.directive_of = {ln: d for d in self.directives
+                             for ln in range(d.first, d.last + 1)}
+        self.unit = self._units()
+
+    def line_of(self, offset: int) -> int:
+        """0-based line of a file offset."""
+        return bisect.bisect_right(self.starts, offset) - 1
+
+    def col_of(self, offset: int) -> tuple[int, int]:
+        ln = self.line_of(offset)
+        return ln, offset - self.starts[ln]
+
+    def _find_directives(self) -> None:
+        line_start = True
+        opened: tuple[int, int] | None = None     # first line, first code
+        rest: list[str] = []
+
+        def close(last: int) -> None:
+            assert opened is not None
+            m = re.match(r"(\w*)(.*)", "".join(rest).strip(), re.S)
+            assert m is not None
+            self.directives.append(Directive(
+                opened[0], last, m.group(1), m.group(2).strip(),
+                range(opened[1], len(self.code))))
+
+        for t in self.tokens:
+            if t.kind is Tok.NEWLINE:
+                if opened is not None:
+                    close(self.line_of(t.start))
+                    opened = None
+                line_start = True
+                continue
+            if t.kind in LAYOUT:
+                if opened is not None:
+                    rest.append(" ")
+                continue
+            if line_start and t.kind is Tok.PUNCT and t.text == "#":
+                opened, rest = (self.line_of(t.start), len(self.code)), []
+            elif opened is not None:
+                rest.append(t.text)
+            line_start = False
+            self.home.append(None if opened is None else len(self.directives))
+            self.code.append(t)
+        if opened is not None:
+            close(self.line_of(self.code[-1].end - 1))
+
+    def _units(self) -> list[tuple[int, int]]:
+        """For each line, the lines that must stay with it when a block is
+        spelled twice: a line continued by a backslash, a comment over
+        several lines, a preprocessor line."""
+        reach = list(range(len(self.lines)))
+        for i, line in enumerate(self.lines[:-1]):
+            if line.endswith("\\") or line.endswith("\\\r"):
+                reach[i] = i + 1
+        spans = [(self.line_of(t.start), self.line_of(t.end - 1))
+                 for t in self.tokens if t.kind is Tok.COMMENT]
+        spans += [(d.first, d.last) for d in self.directives]
+        for a, b in spans:
+            reach[a] = max(reach[a], b)
+        unit: list[tuple[int, int]] = []
+        first, hi = 0, 0
+        for i, r in enumerate(reach):
+            if i > hi:
+                unit += [(first, hi)] * (i - first)
+                first = i
+            hi = max(hi, r)
+        unit += [(first, hi)] * (len(reach) - first)
+        return unit
+
+    def directive_at(self, line: int) -> Directive | None:
+        return self.directive_of.get(line)
+
+    def defines(self) -> Iterable[tuple[Define, Directive]]:
+        """The #defines: function-like ones with their parameters, object-
+        like ones with params () and their body as written."""
+        for d in self.directives:
+            toks = self.code[d.code.start + 2:d.code.stop]
+            if d.keyword != "define" or not toks or \
+                    toks[0].kind is not Tok.IDENT:
+                continue
+            params: list[str] = []
+            body = 1
+            if len(toks) > 1 and toks[1].text == "(" and not SPLICE.sub(
+                    "", self.text[toks[0].end:toks[1].start]):
+                cur: list[str] = []
+                j = 2
+                while j < len(toks) and toks[j].text != ")":
+                    if toks[j].text == ",":
+                        params.append("".join(cur))
+                        cur = []
+                    else:
+                        cur.append(toks[j].text)
+                    j += 1
+                if j == len(toks):
+                    continue    # no closing parenthesis: not a definition
+                if cur or params:
+                    params.append("".join(cur))
+                body = j + 1
+            yield (Define(self.path, d.first + 1, d.last + 1, toks[0].text,
+                          tuple(params), spelled(toks[body:], masked=True)),
+                   d)
+
+    def args(self, k: int) -> tuple[list[list[Token]], int | None, str]:
+        """The arguments of the call whose '(' is code[k], the index of its
+        ')', and why that is None.  A call closes within its #define (in
+        code, before the next preprocessor line), and before a ';', '{'
+        or '}' outside inner parentheses."""
+        depth = 0
+        args: list[list[Token]] = [[]]
+        home = self.home[k]
+        for j in range(k, len(self.code)):
+            t = self.code[j]
+            if self.home[j] != home:
+                return args, None, ("before the next preprocessor line"
+                                    if home is None else
+                                    "before the end of the #define")
+            if t.kind is not Tok.PUNCT:
+                args[-1].append(t)
+            elif t.text == "(":
+                depth += 1
+                if depth > 1:
+                    args[-1].append(t)
+            elif t.text == ")":
+                depth -= 1
+                if depth == 0:
+                    return args, j, ""
+                args[-1].append(t)
+            elif t.text == "," and depth == 1:
+                args.append([])
+            elif t.text in ";{}" and depth == 1:
+                return args, None, f"before '{t.text}'"
+            else:
+                args[-1].append(t)
+        return args, None, "before the end of the file"
+
+
+def spelled(tokens: Iterable[Token], masked: bool = False) -> str:
+    """Tokens as one line of text, a space where the file had layout;
+    masked: string and character literals emptied (for scanning)."""
+    out: list[str] = []
+    prev: Token | None = None
+    for t in tokens:
+        if prev is not None and t.start > prev.end:
+            out.append(" ")
+        text = t.text
+        if masked and t.kind in (Tok.STRING, Tok.CHAR):
+            text = text[0] + " " * max(len(text) - 2, 0) + text[0]
+        out.append(text)
+        prev = t
+    return "".join(out)
+
+
+def version_guarded_lines(src: CSource, version: tuple[int, int]
                           ) -> set[int]:
     """0-based lines inside a conditional whose #if or #elif tests for
     this kernel version (the author already chose the spelling by it)."""
     test = version_test(version)
     stack: list[bool] = []
     guarded: set[int] = set()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        first = i
-        while line.endswith("\\") and i + 1 < len(lines):
-            i += 1
-            line = line[:-1] + lines[i]
-        m = re.match(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)", line)
-        if m:
-            kw, rest = m.groups()
-            if kw in ("if", "ifdef", "ifndef"):
-                stack.append(bool(test.search(rest)))
-            elif kw == "elif" and stack:
-                stack[-1] = stack[-1] or bool(test.search(rest))
-            elif kw == "endif" and stack:
-                stack.pop()
-        elif any(stack):
-            guarded.update(range(first, i + 1))
-        i += 1
+    after = 0
+    for d in src.directives:
+        if d.keyword not in CONDITIONALS:
+            continue
+        if any(stack):
+            guarded.update(range(after, d.first))
+        if d.keyword in ("if", "ifdef", "ifndef"):
+            stack.append(bool(test.search(d.rest)))
+        elif d.keyword == "elif" and stack:
+            stack[-1] = stack[-1] or bool(test.search(d.rest))
+        elif d.keyword == "endif" and stack:
+            stack.pop()
+        after = d.last + 1
+    if any(stack):
+        guarded.update(range(after, len(src.lines)))
     return guarded
 
 
-def _line_of(starts: list[int], offset: int) -> int:
-    """0-based line of offset, given the offsets where lines start."""
-    lo, hi = 0, len(starts) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if starts[mid] <= offset:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+def conditional_chains(src: CSource) -> list[tuple[tuple[int, int], ...]]:
+    """For each line, the conditional branches it is in: (index of the
+    #if directive, 0 for its first branch, 1 after the first #elif or
+    #else, ...), outermost first."""
+    chain: list[tuple[int, int]] = []
+    per_line: list[tuple[tuple[int, int], ...]] = []
+    for i, d in enumerate(src.directives):
+        if d.keyword not in CONDITIONALS:
+            continue
+        per_line += [tuple(chain)] * (d.last + 1 - len(per_line))
+        if d.keyword in ("if", "ifdef", "ifndef"):
+            chain.append((i, 0))
+        elif d.keyword in ("elif", "else") and chain:
+            chain[-1] = (chain[-1][0], chain[-1][1] + 1)
+        elif d.keyword == "endif" and chain:
+            chain.pop()
+    per_line += [tuple(chain)] * (len(src.lines) - len(per_line))
+    return per_line
 
 
 def _spelled(lines: list[str], first: int, last: int,
@@ -204,79 +436,166 @@ def _spelled(lines: list[str], first: int, last: int,
     return "\n".join(out)
 
 
+def _namespace(src: CSource, toks: list[Token], params: Iterable[str]
+               ) -> tuple[Kind, Token | None]:
+    """What a namespace argument is, and its one token when it is an
+    identifier or a string literal (written on one line)."""
+    if len(toks) != 1 or src.text[toks[0].start:toks[0].end] != toks[0].text:
+        return Kind.OTHER, None
+    t = toks[0]
+    if t.kind is Tok.IDENT:
+        return (Kind.PASS_THROUGH if t.text in params else Kind.BARE), t
+    if t.kind is Tok.STRING and STRING_LITERAL.fullmatch(t.text):
+        return (Kind.QUOTED_PARAM if t.text[1:-1] in params
+                else Kind.STRING), t
+    return Kind.OTHER, None
+
+
+def _prose_args(text: str, i: int) -> list[tuple[int, int]] | None:
+    """(start, end) of each argument of the list that opens at
+    text[i] == '(', in prose (a comment's text)."""
+    depth = 0
+    spans = []
+    first = i + 1
+    for j in range(i, len(text)):
+        if text[j] == "(":
+            depth += 1
+        elif text[j] == ")":
+            depth -= 1
+            if depth == 0:
+                return spans + [(first, j)]
+        elif text[j] == "," and depth == 1:
+            spans.append((first, j))
+            first = j + 1
+    return None
+
+
+def _short(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 def convert_c(path: str, text: str, table: dict[str, int]
               ) -> tuple[str, list[Change]]:
     """The portable form of one C file, and what was done."""
+    src = CSource(path, text)
+    defs = list(src.defines())
     # The module's own macros that pass a namespace on to a known one.
-    macros = discover_defines(defines(path, text), table).ident
-    lines = text.split("\n")
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
-    comments = comment_spans(text)
-    guarded = version_guarded_lines(lines, CALLS_FROM)
-    default_guarded = version_guarded_lines(lines, DEFAULT_FROM)
-    define_spans = [(d.line - 1, d.last_line - 1) for d in defines(path, text)]
+    macros = discover_defines((d for d, _ in defs), table).ident
+    takes = {name: (pos + 1, False) for name, pos in table.items()}
+    params_of: dict[int, tuple[str, ...]] = {}
+    for define, d in defs:
+        params_of[d.first] = define.params
+        if define.name in macros and define.name not in table:
+            takes[define.name] = (len(define.params), bool(
+                define.params and define.params[-1].endswith("...")))
+    guarded = version_guarded_lines(src, CALLS_FROM)
+    default_guarded = version_guarded_lines(src, DEFAULT_FROM)
     changes: list[Change] = []
-    prose: list[Site] = []
     blocks: list[Block] = []
+    prose: list[Edit] = []
 
-    def in_comment(offset: int) -> bool:
-        return any(a <= offset < b for a, b in comments)
+    def left(line: int, what: str) -> None:
+        changes.append(Change(path, line + 1, f"{what}; left as it is",
+                              warning=True))
 
-    for site in find_sites(path, text, macros):
-        ln = _line_of(starts, site.start)
-        col = site.start - starts[ln]
-        if in_comment(site.start):
-            if site.kind is Kind.BARE:
-                prose.append(site)
+    def takes_args(name: str, n: int) -> bool:
+        count, variadic = takes[name]
+        return macros[name] < n and (
+            n == count or variadic and n >= count - 1)
+
+    for k, t in enumerate(src.code[:-1]):
+        if t.kind is not Tok.IDENT or t.text not in macros or \
+                src.code[k + 1].text != "(":
             continue
-        if ln in guarded or site.kind not in (Kind.BARE, Kind.STRING):
-            if site.kind is Kind.QUOTED_PARAM:
-                changes.append(Change(path, ln + 1, f"{site.macro}({site.arg}"
-                                      "): the macro parameter is quoted, so "
-                                      "the namespace is its name; left as "
-                                      "it is", warning=True))
+        params: tuple[str, ...] = ()
+        home = src.home[k]
+        if home is not None:
+            d = src.directives[home]
+            if d.keyword != "define" or k == d.code.start + 2:
+                continue    # no code, or the definition's own name
+            params = params_of.get(d.first, ())
+        ln = src.line_of(t.start)
+        args, close, why = src.args(k + 1)
+        if close is None:
+            shown = _short(f"{t.text}({', '.join(map(spelled, args))}")
+            left(ln, f"{shown}: no closing parenthesis {why}: not a call "
+                 "this converter can read")
             continue
-        name = site.arg.strip('"')
-        if site.kind is Kind.STRING and not IDENT_RE.match(name):
-            changes.append(Change(path, ln + 1, f"{site.macro}({site.arg}): "
-                                  "not an identifier, so kernels before 6.13 "
-                                  "cannot take it; left as it is",
-                                  warning=True))
+        if not takes_args(t.text, len(args)):
+            if ln not in guarded:
+                shown = _short(f"{t.text}({', '.join(map(spelled, args))})")
+                left(ln, f"{shown}: {len(args)} argument(s), where "
+                     f"{t.text} takes {takes[t.text][0]}")
             continue
-        call = text.rfind(site.macro, 0, site.start)
-        first = _line_of(starts, call)
-        split = split_args(text, text.index("(", call))
-        last = _line_of(starts, split[1] - 1) if split else ln
-        for a, b in define_spans:
-            if a <= ln <= b:
-                first, last = min(first, a), max(last, b)
-        end = col + (site.end - site.start)
-        quoted = [(ln, col, end, f'"{name}"')]
-        bare = [(ln, col, end, name)]
-        blocks.append(Block(first, last, quoted, bare, CALLS_FROM))
-        changes.append(Change(path, ln + 1, f"{site.macro}({site.arg}): "
+        toks = args[macros[t.text]]
+        kind, tok = _namespace(src, toks, params)
+        arg = spelled(toks)
+        at = src.line_of(toks[0].start) if toks else ln
+        if kind is Kind.QUOTED_PARAM:
+            left(at, f"{t.text}({arg}): the macro parameter is quoted, so "
+                 "the namespace is its name")
+            continue
+        if kind is Kind.PASS_THROUGH or at in guarded:
+            continue
+        if kind is Kind.OTHER or tok is None:
+            left(at, f"{_short(f'{t.text}({arg})')}: the namespace is "
+                 "neither an identifier nor a string")
+            continue
+        name = tok.text.strip('"')
+        if kind is Kind.STRING and not IDENT_RE.match(name):
+            left(at, f"{t.text}({arg}): not an identifier, so kernels before "
+                 "6.13 cannot take it")
+            continue
+        last = src.line_of(src.code[close].end - 1)
+        tl, tc = src.col_of(tok.start)
+        end = tc + tok.end - tok.start
+        blocks.append(Block(src.unit[ln][0], src.unit[last][1],
+                            [(tl, tc, end, f'"{name}"')],
+                            [(tl, tc, end, name)], CALLS_FROM))
+        changes.append(Change(path, tl + 1, f"{t.text}({arg}): "
                               "spelled both ways, by kernel version"))
-    for m in re.finditer(r"(?m)^.*$", text):
-        dm = DEFAULT_NS_C.match(m.group(0))
-        ln = _line_of(starts, m.start())
-        if not dm or ln in default_guarded or in_comment(m.start()):
+    for d in src.directives:
+        toks = src.code[d.code.start + 2:d.code.stop]
+        if d.keyword != "define" or not toks or \
+                toks[0].text != "DEFAULT_SYMBOL_NAMESPACE" or \
+                d.first in default_guarded:
             continue
-        name = dm.group(2).strip('"')
-        col = len(dm.group(1))
-        end = col + len(dm.group(2))
-        blocks.append(Block(ln, ln, [(ln, col, end, f'"{name}"')],
-                            [(ln, col, end, name)], DEFAULT_FROM))
-        changes.append(Change(path, ln + 1, f"DEFAULT_SYMBOL_NAMESPACE "
-                              f"{dm.group(2)}: spelled both ways, by kernel "
-                              "version"))
-    # Whole comments go with the lines they touch.
-    for b in blocks:
-        for a, e in comments:
-            la, le = _line_of(starts, a), _line_of(starts, max(a, e - 1))
-            if la <= b.last and le >= b.first:
-                b.first, b.last = min(b.first, la), max(b.last, le)
+        kind, tok = _namespace(src, toks[1:], ())
+        shown = f"DEFAULT_SYMBOL_NAMESPACE {_short(spelled(toks[1:]))}"
+        if tok is None or not IDENT_RE.match(tok.text.strip('"')):
+            left(d.first, f"{shown}: neither an identifier nor a string "
+                 "naming one")
+            continue
+        name = tok.text.strip('"')
+        tl, tc = src.col_of(tok.start)
+        end = tc + tok.end - tok.start
+        blocks.append(Block(src.unit[d.first][0], src.unit[d.last][1],
+                            [(tl, tc, end, f'"{name}"')],
+                            [(tl, tc, end, name)], DEFAULT_FROM))
+        changes.append(Change(path, tl + 1, f"{shown}: spelled both ways, "
+                              "by kernel version"))
+    # Prose: a call written in a comment is quoted, as in the tree.
+    call = re.compile(r"\b(%s)\s*\(" % "|".join(
+        re.escape(n) for n in sorted(macros, key=len, reverse=True)))
+    for c in src.tokens:
+        if c.kind is not Tok.COMMENT:
+            continue
+        body = src.text[c.start:c.end]
+        inside = src.directive_at(src.line_of(c.start))
+        params = params_of.get(inside.first, ()) if inside else ()
+        for m in call.finditer(body):
+            spans = _prose_args(body, m.end() - 1)
+            if spans is None or not takes_args(m.group(1), len(spans)):
+                continue
+            a, b = spans[macros[m.group(1)]]
+            raw = body[a:b]
+            arg = raw.strip()
+            if not IDENT_RE.match(arg) or arg in params:
+                continue
+            ln, col = src.col_of(c.start + a + len(raw) - len(raw.lstrip()))
+            prose.append((ln, col, col + len(arg), f'"{arg}"'))
+            changes.append(Change(path, ln + 1, f"{m.group(1)}({arg}) in a "
+                                  "comment: quoted"))
     merged: list[Block] = []
     for b in sorted(blocks, key=lambda b: (b.first, b.last)):
         if merged and b.first <= merged[-1].last + 1 and \
@@ -289,42 +608,64 @@ def convert_c(path: str, text: str, table: dict[str, int]
                             "DEFAULT_SYMBOL_NAMESPACE on the same lines")
         else:
             merged.append(b)
-    prose_edits = []
-    for site in prose:
-        ln = _line_of(starts, site.start)
-        col = site.start - starts[ln]
-        prose_edits.append((ln, col, col + len(site.arg), f'"{site.arg}"'))
-        changes.append(Change(path, ln + 1, f"{site.macro}({site.arg}) in a "
-                              "comment: quoted"))
-    if not merged and not prose_edits:
+    if not merged and not prose:
         return text, changes
+    return _write_blocks(src, merged, prose), changes
+
+
+def _version_h_at(src: CSource, blocks: list[Block]) -> int | None:
+    """The line before which #include <linux/version.h> goes (None: the
+    file has it already): after the last #include before the first
+    block that is in force at every block, else before the first block
+    when that one is, else before the file's first line of code."""
+    first = blocks[0].first
+    includes = [d for d in src.directives if d.keyword == "include"
+                and src.unit[d.last][1] < first]
+    if any(VERSION_H_NAME.fullmatch(d.rest) for d in includes):
+        return None
+    chains = conditional_chains(src)
+    common = os.path.commonprefix([chains[b.first] for b in blocks])
+    at = None
+    for d in includes:
+        if chains[d.first] == tuple(common[:len(chains[d.first])]):
+            at = src.unit[d.last][1] + 1
+    if at is not None:
+        return at
+    if chains[first] == tuple(common):
+        return first
+    return src.unit[src.line_of(src.code[0].start)][0]
+
+
+def _write_blocks(src: CSource, blocks: list[Block], prose: list[Edit]
+                  ) -> str:
+    """The file with each block spelled twice under its version test,
+    the prose edits made, and linux/version.h included if need be."""
+    crlf = src.text.count("\r\n") * 2 > src.text.count("\n")
+    eol = "\r" if crlf else ""
+    version_h = _version_h_at(src, blocks) if blocks else None
+    by_line: dict[int, list[Edit]] = {}
+    for e in prose:
+        by_line.setdefault(e[0], []).append(e)
     out: list[str] = []
     ln = 0
-    need_h = bool(merged) and not re.search(
-        r"(?m)^\s*#\s*include\s*<linux/version\.h>", text)
-    include_after = -1
-    if need_h:
-        for i in range(merged[0].first):
-            if re.match(r"\s*#\s*include\b", lines[i]) and i not in guarded:
-                include_after = i
-    for b in merged:
-        while ln < b.first:
-            out.append(_spelled(lines, ln, ln, prose_edits))
-            if ln == include_after:
-                out.append(VERSION_H)
+    todo = iter(blocks)
+    b = next(todo, None)
+    while ln < len(src.lines):
+        if ln == version_h:
+            out.append(VERSION_H + eol)
+        if b is not None and b.first == ln:
+            inner = [e for e in prose if b.first <= e[0] <= b.last]
+            out += [guard(b.since) + eol,
+                    _spelled(src.lines, b.first, b.last, b.quoted + inner),
+                    "#else" + eol,
+                    _spelled(src.lines, b.first, b.last, b.bare + inner),
+                    "#endif" + eol]
+            ln = b.last + 1
+            b = next(todo, None)
+        else:
+            out.append(_spelled(src.lines, ln, ln, by_line.get(ln, [])))
             ln += 1
-        if need_h and include_after < 0:
-            out.append(VERSION_H)
-            need_h = False
-        inner = [e for e in prose_edits if b.first <= e[0] <= b.last]
-        out += [guard(b.since),
-                _spelled(lines, b.first, b.last, b.quoted + inner), "#else",
-                _spelled(lines, b.first, b.last, b.bare + inner), "#endif"]
-        ln = b.last + 1
-    while ln < len(lines):
-        out.append(_spelled(lines, ln, ln, prose_edits))
-        ln += 1
-    return "\n".join(out), changes
+    return "\n".join(out)
 
 
 def convert_kbuild(path: str, text: str) -> tuple[str, list[Change]]:
@@ -354,7 +695,11 @@ def convert_kbuild(path: str, text: str) -> tuple[str, list[Change]]:
 
 
 def convert_file(root: Path, rel: str, table: dict[str, int]) -> Result:
-    text = (root / rel).read_text(errors="surrogateescape")
+    try:
+        text = (root / rel).read_bytes().decode("utf-8", "surrogateescape")
+    except OSError as e:
+        raise ToolError(f"{root / rel}: cannot read it ({e.strerror})"
+                        ) from None
     if C_FILE.search(rel):
         new, changes = convert_c(rel, text, table)
     else:

@@ -51,6 +51,60 @@ def test_warnings_are_reported() -> None:
     assert [c.line for c in r.changes if c.warning] == [5, 6]
 
 
+def test_never_rewrites_inside_a_string() -> None:
+    text = ('#include <linux/module.h>\n'
+            'static void f(void)\n{\n'
+            '\tpr_info("needs MODULE_IMPORT_NS(DMA_BUF)\\n");\n}\n')
+    new, changes = module.convert_c("x.c", text, module.load_table())
+    assert new == text and not changes
+
+
+def test_strings_and_chars_hide_no_call() -> None:
+    """The lexer's corner cases: an escaped quote, a raw '"', '//' in a
+    string, a string and a '//' comment continued on the next line."""
+    table = module.load_table()
+    for code in ('char q = \'"\'; MODULE_IMPORT_NS(A);',
+                 'char *s = "\\" \\"" ; MODULE_IMPORT_NS(A);',
+                 'char *u = "http://x/*"; MODULE_IMPORT_NS(A);',
+                 'char c = \'\\\'\'; MODULE_IMPORT_NS(A); /* \' */'):
+        new, changes = module.convert_c("x.c", code + "\n", table)
+        assert [c.line for c in changes] == [1], code
+        assert 'MODULE_IMPORT_NS("A");' in new, code
+    for hidden in ('char *s = "a\\\nMODULE_IMPORT_NS(A)";',
+                   '/* MODULE_IMPORT_NS("A"); */',
+                   'char *s = "a \\" MODULE_IMPORT_NS(A)";'):
+        new, changes = module.convert_c("x.c", hidden + "\n", table)
+        assert new == hidden + "\n" and not changes, hidden
+    # A '//' comment continued by a backslash goes on: prose, quoted.
+    new, changes = module.convert_c(
+        "x.c", "// a \\\nMODULE_IMPORT_NS(A);\n", table)
+    assert new == '// a \\\nMODULE_IMPORT_NS("A");\n'
+    assert [str(c) for c in changes] == [
+        "x.c:2: MODULE_IMPORT_NS(A) in a comment: quoted"]
+
+
+def test_a_comment_is_prose() -> None:
+    text = "/* use MODULE_IMPORT_NS(FOO) */\n"
+    new, changes = module.convert_c("x.c", text, module.load_table())
+    assert new == '/* use MODULE_IMPORT_NS("FOO") */\n'
+    assert [str(c) for c in changes] == [
+        'x.c:1: MODULE_IMPORT_NS(FOO) in a comment: quoted']
+
+
+def test_unbalanced_calls_are_warned() -> None:
+    r = module.convert_file(FIXTURES, "unbalanced.c", module.load_table())
+    assert [str(c) for c in r.changes if c.warning] == [
+        "unbalanced.c:6: warning: MODULE_IMPORT_NS(DMA_BUF: no closing "
+        "parenthesis before ';': not a call this converter can read; "
+        "left as it is",
+        "unbalanced.c:8: warning: MODULE_IMPORT_NS(IIO: no closing "
+        "parenthesis before the end of the #define: not a call this "
+        "converter can read; left as it is",
+        "unbalanced.c:9: warning: EXPORT_SYMBOL_NS_GPL(unbalanced_fn, "
+        "USB_STORAGE: no closing parenthesis before the end of the file: "
+        "not a call this converter can read; left as it is"]
+
+
 def test_cli_diff_then_in_place(tmp_path: Path) -> None:
     src = tmp_path / "mod"
     shutil.copytree(FIXTURES, src)
