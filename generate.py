@@ -488,13 +488,18 @@ def run_verify(args: argparse.Namespace) -> int:
 def run_module(args: argparse.Namespace) -> int:
     """Make an external module's namespaces build on every kernel: a
     unified diff on stdout (or the files rewritten), the report on
-    stderr."""
+    stderr.  The exit status is diff(1)'s: 0 nothing to change (warnings
+    alone included), 1 changes to make or made, 2 an error."""
     root = Path(args.dir)
-    results = module.convert_dir(root)
-    changed = [r for r in results if r.new != r.old]
-    if args.in_place:
-        module.write(root, changed)
-    else:
+    try:
+        results = module.convert_dir(root)
+        changed = [r for r in results if r.new != r.old]
+        if args.in_place:
+            module.write(root, changed)
+    except ToolError as e:
+        print(f"generate.py: error: {e}", file=sys.stderr)
+        return 2
+    if not args.in_place:
         sys.stdout.write("".join(r.diff() for r in changed))
     notes = sorted((c for r in results for c in r.changes),
                    key=lambda c: (c.path, c.line))
@@ -503,7 +508,7 @@ def run_module(args: argparse.Namespace) -> int:
     warnings = sum(c.warning for c in notes)
     log(f"{len(changed)} file(s) {'rewritten' if args.in_place else 'to change'}"
         f", {len(notes) - warnings} change(s), {warnings} warning(s)")
-    return 0
+    return 1 if changed else 0
 
 
 def run_workdir(args: argparse.Namespace) -> int:
@@ -616,13 +621,30 @@ def setup_parser() -> argparse.ArgumentParser:
         "module", help="convert an external module's sources so that they "
         "build on kernels before 6.13, on kernels carrying this series and "
         "on kernels from 6.13 on",
-        description="Spell every namespace argument both ways under "
-        "'#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)' (quoted from "
-        "6.13 on, bare before), in C files and in Kbuild files "
-        "(-DDEFAULT_SYMBOL_NAMESPACE=).  Prints a unified diff; idempotent.")
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="""\
+Spell every namespace argument both ways under
+'#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)' (quoted from 6.13 on,
+bare before), in C files and in Kbuild files (-DDEFAULT_SYMBOL_NAMESPACE=).
+Prints a unified diff and, on stderr, what was done; idempotent.  String
+and character literals are never touched; prose in comments is quoted.  A
+call it cannot read (no closing parenthesis, the wrong number of arguments,
+a namespace that is neither an identifier nor a string) is left as it is
+with a 'FILE:LINE: warning: ...'.""",
+        epilog="""\
+exit status, as diff(1):
+  0  nothing to change (warnings alone do not count)
+  1  changes to make (or made, with --in-place)
+  2  an error
+
+--in-place rewrites all the files or none: every file and its directory
+must be writable (one without any write permission bit is refused, even
+as root) and every new version is written beside its file, with the same
+permission bits, before the first is renamed over the old one.""")
     mod.add_argument("dir", help="the module's source directory")
     mod.add_argument("--in-place", action="store_true",
-                     help="rewrite the files instead of printing a diff")
+                     help="rewrite the files instead of printing a diff "
+                     "(all or none)")
     sub.add_parser("workdir", help="print the default work directory "
                    "($WORKDIR, else $XDG_CACHE_HOME/ns-series, else "
                    "~/.cache/ns-series)")

@@ -29,6 +29,7 @@ would need the bare spelling.)
 Every decision about a C file reads one lexer pass over it (lex() and
 CSource): line continuations joined first, as the compiler does, then
 comments, string and character literals, identifiers, preprocessor lines.
+--in-place (write()) rewrites all the files or none.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ import difflib
 import itertools
 import os
 import re
+import stat
+import tempfile
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -732,7 +735,87 @@ def convert_dir(root: Path, table: dict[str, int] | None = None
     return results
 
 
+REFUSED = ("(no write permission bit; refused even as root), so no file "
+           "was rewritten")
+
+
+def _check_writable(path: Path, real: Path) -> os.stat_result:
+    """The file's status, if it and its directory may be rewritten.  A
+    file or directory without any write permission bit is refused even
+    when root could write it: its author made it read-only."""
+    try:
+        st = real.stat()
+        folder = real.parent.stat()
+    except OSError as e:
+        raise ToolError(f"{path}: cannot read its status ({e.strerror}), "
+                        "so no file was rewritten") from None
+    if not st.st_mode & 0o222:
+        raise ToolError(f"{path}: read-only {REFUSED}: make it writable "
+                        "(chmod u+w) to convert it")
+    if not os.access(real, os.W_OK):
+        raise ToolError(f"{path}: not writable by this user or on this file "
+                        "system, so no file was rewritten")
+    beside = "the new files are written beside the old ones first"
+    if not folder.st_mode & 0o222:
+        raise ToolError(f"{real.parent}: read-only directory {REFUSED}: "
+                        f"{beside}")
+    if not os.access(real.parent, os.W_OK | os.X_OK):
+        raise ToolError(f"{real.parent}: directory not writable by this "
+                        "user or on this file system, so no file was "
+                        f"rewritten: {beside}")
+    return st
+
+
+def _write_temporary(target: Path, text: str, like: os.stat_result) -> Path:
+    """text in a new file beside target, with target's permission bits
+    and owner."""
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                dir=target.parent)
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8", "surrogateescape"))
+        made = tmp.stat()
+        if (made.st_uid, made.st_gid) != (like.st_uid, like.st_gid):
+            os.chown(tmp, like.st_uid, like.st_gid)
+        os.chmod(tmp, stat.S_IMODE(like.st_mode))
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
 def write(root: Path, results: Iterable[Result]) -> None:
+    """Rewrite the changed files, all or none: every file and directory
+    is checked first, every new version written to a temporary file
+    beside its file (same permission bits, same owner), and only then
+    are they renamed over the old ones.  A symbolic link is kept: the
+    file it points to is rewritten."""
+    todo = []
     for r in results:
         if r.new != r.old:
-            (root / r.path).write_text(r.new, errors="surrogateescape")
+            path = root / r.path
+            real = path.resolve()
+            todo.append((path, real, r.new, _check_writable(path, real)))
+    temps: list[tuple[Path, Path, Path]] = []
+    try:
+        for path, real, new, st in todo:
+            try:
+                temps.append((path, _write_temporary(real, new, st), real))
+            except OSError as e:
+                raise ToolError(f"{path}: cannot write its new version "
+                                f"({e.strerror}), so no file was rewritten"
+                                ) from None
+    except BaseException:
+        for _, tmp, _ in temps:
+            tmp.unlink(missing_ok=True)
+        raise
+    for i, (path, tmp, real) in enumerate(temps):
+        try:
+            os.replace(tmp, real)
+        except OSError as e:
+            for _, left, _ in temps[i:]:
+                left.unlink(missing_ok=True)
+            done = ", ".join(str(p) for p, _, _ in temps[:i]) or "none"
+            raise ToolError(f"{path}: cannot replace it ({e.strerror}); "
+                            f"rewritten before it: {done}") from None

@@ -105,34 +105,144 @@ def test_unbalanced_calls_are_warned() -> None:
         "not a call this converter can read; left as it is"]
 
 
-def test_cli_diff_then_in_place(tmp_path: Path) -> None:
+def generate(*args: str) -> subprocess.CompletedProcess[str]:
+    """generate.py module ARGS, as a user runs it."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run([sys.executable, str(PROJECT / "generate.py"),
+                           "module", *args], capture_output=True, text=True,
+                          env=env)
+
+
+def module_dir(tmp_path: Path) -> Path:
+    """The fixtures' inputs, as a module's source directory."""
     src = tmp_path / "mod"
     shutil.copytree(FIXTURES, src)
     for p in src.glob("*.res"):
         p.unlink()
-    cmd = [sys.executable, str(PROJECT / "generate.py"), "module", str(src)]
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    assert p.returncode == 0, p.stderr
+    return src
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under root: its bytes and its permission bits."""
+    return {p.relative_to(root).as_posix():
+            (p.read_bytes(), p.stat().st_mode & 0o7777)
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_cli_diff_then_in_place(tmp_path: Path) -> None:
+    src = module_dir(tmp_path)
+    p = generate(str(src))
+    assert p.returncode == 1, p.stderr
     assert "+++ b/imports.c" in p.stdout and "+++ b/portable.c" not in p.stdout
     assert "imports.c:6: MODULE_IMPORT_NS(DMA_BUF)" in p.stderr
     assert (src / "imports.c").read_text() == \
         (FIXTURES / "imports.c").read_text()
-    p = subprocess.run(cmd + ["--in-place"], capture_output=True, text=True,
-                       env=env)
-    assert p.returncode == 0, p.stderr
+    p = generate(str(src), "--in-place")
+    assert p.returncode == 1, p.stderr
     for name in INPUTS:
         assert (src / name).read_text() == expected(name).read_text(), name
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    p = generate(str(src))
+    assert p.returncode == 0, p.stderr
     assert p.stdout == "" and "0 file(s) to change" in p.stderr
 
 
 def test_missing_directory(tmp_path: Path) -> None:
-    p = subprocess.run([sys.executable, str(PROJECT / "generate.py"),
-                        "module", str(tmp_path / "none")],
-                       capture_output=True, text=True)
-    assert p.returncode == 1
-    assert p.stderr.strip().endswith("none: not a directory")
+    p = generate(str(tmp_path / "none"))
+    assert p.returncode == 2
+    assert p.stderr == f"generate.py: error: {tmp_path / 'none'}: " \
+        "not a directory\n"
+
+
+def test_exit_status_warnings_alone_are_0(tmp_path: Path) -> None:
+    """As diff(1): 0 when nothing is to change, warnings or not."""
+    shutil.copy(FIXTURES / "warnings.c", tmp_path)
+    p = generate(str(tmp_path))
+    assert (p.returncode, p.stdout) == (0, "")
+    assert "warnings.c:6: warning: " in p.stderr
+    assert p.stderr.rstrip().endswith(
+        "0 file(s) to change, 0 change(s), 2 warning(s)")
+    p = generate(str(tmp_path), "--in-place")
+    assert (p.returncode, p.stdout) == (0, "")
+
+
+def test_help_gives_the_exit_status() -> None:
+    p = generate("--help")
+    assert p.returncode == 0
+    text = " ".join(p.stdout.split())
+    assert "0 nothing to change" in text and "2 an error" in text
+    assert "warnings alone" in text
+
+
+def test_in_place_keeps_each_files_mode(tmp_path: Path) -> None:
+    src = module_dir(tmp_path)
+    (src / "imports.c").chmod(0o640)
+    (src / "exports.c").chmod(0o755)
+    p = generate(str(src), "--in-place")
+    assert p.returncode == 1, p.stderr
+    assert (src / "imports.c").stat().st_mode & 0o7777 == 0o640
+    assert (src / "exports.c").stat().st_mode & 0o7777 == 0o755
+    assert (src / "imports.c").read_text() == expected("imports.c").read_text()
+    assert sorted(p.name for p in src.iterdir()) == sorted(INPUTS)
+
+
+def test_in_place_read_only_file_rewrites_none(tmp_path: Path) -> None:
+    """A file its author made read-only (no write bit) is refused, even
+    by root, and then no file is rewritten."""
+    src = module_dir(tmp_path)
+    (src / "imports.c").chmod(0o444)
+    before = snapshot(src)
+    p = generate(str(src), "--in-place")
+    assert p.returncode == 2
+    assert p.stderr == (
+        f"generate.py: error: {src / 'imports.c'}: read-only (no write "
+        "permission bit; refused even as root), so no file was rewritten: "
+        "make it writable (chmod u+w) to convert it\n")
+    assert snapshot(src) == before
+
+
+def test_in_place_read_only_directory_rewrites_none(tmp_path: Path) -> None:
+    src = module_dir(tmp_path)
+    sub = src / "sub"
+    sub.mkdir()
+    shutil.copy(FIXTURES / "exports.c", sub)
+    before = snapshot(src)
+    sub.chmod(0o555)
+    try:
+        p = generate(str(src), "--in-place")
+    finally:
+        sub.chmod(0o755)
+    assert p.returncode == 2
+    assert p.stderr == (
+        f"generate.py: error: {sub}: read-only directory (no write "
+        "permission bit; refused even as root), so no file was rewritten: "
+        "the new files are written beside the old ones first\n")
+    assert snapshot(src) == before
+
+
+def test_in_place_failure_while_writing_rewrites_none(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure while the new versions are written (a full disk) leaves
+    every file as it was and no temporary file behind."""
+    src = module_dir(tmp_path)
+    before = snapshot(src)
+    changed = [r for r in module.convert_dir(src) if r.new != r.old]
+    assert len(changed) > 2
+    real = module._write_temporary
+    calls = []
+
+    def full_disk(target: Path, text: str, like: os.stat_result) -> Path:
+        calls.append(target)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real(target, text, like)
+
+    monkeypatch.setattr(module, "_write_temporary", full_disk)
+    with pytest.raises(module.ToolError) as e:
+        module.write(src, changed)
+    assert str(e.value) == (f"{src / changed[1].path}: cannot write its new "
+                            "version (No space left on device), so no file "
+                            "was rewritten")
+    assert snapshot(src) == before
 
 
 def kernel_tree() -> Path | None:
