@@ -7,15 +7,28 @@ PYTHON ?= /usr/bin/python3
 ifeq ($(origin WORKDIR),undefined)
 WORKDIR := $(shell $(PYTHON) generate.py workdir)
 endif
-# The kernel: linux-source-$(KVER) from Debian (6.1, 6.12, 7.2, 7.3, ...;
-# 'N.x' = the newest N.* Debian serves), unpacked in WORKDIR/src; or any
-# tree given as KSRC (then KVER is not used).
-KVER ?= 6.12
-ifneq ($(findstring x,$(KVER)),)
-override KVER := $(shell ./setup.sh resolve "$(KVER)" "$(WORKDIR)/src")
+ifeq ($(strip $(WORKDIR)),)
+$(error WORKDIR is empty: name a directory, or leave WORKDIR out for the default)
 endif
-DEFAULT_KSRC := $(WORKDIR)/src/linux-source-$(KVER)
-KSRC ?= $(DEFAULT_KSRC)
+# The kernel: linux-source-$(KVER) from Debian, unpacked in WORKDIR/src;
+# KVER is N.M (6.1, 6.12, 7.3), N.x (the newest N.* Debian serves) or a
+# Debian package version (7.2.12-1~bpo13+1); or any tree given as KSRC
+# (then KVER is not used).  The recipe of 'ksrc' finds the tree (setup.sh
+# tree: KVER checked first, then fetched, unpacked, 'N.x' resolved) and
+# sets TREE_KSRC to it; reading this file fetches nothing ('make help').
+# Until then TREE_KSRC is KVER's tree as written.
+KVER ?= 6.12
+ifeq ($(origin KSRC),undefined)
+TREE_KSRC = $(WORKDIR)/src/linux-source-$(KVER)
+TREE_ARGS = "$(KVER)" "$(WORKDIR)/src"
+else
+ifeq ($(strip $(KSRC)),)
+$(error KSRC is empty: name a kernel tree, or leave KSRC out for linux-source-KVER)
+endif
+# /tree/ and /tree are one tree, with one work directory
+TREE_KSRC := $(abspath $(KSRC))
+TREE_ARGS = "$(KVER)" "$(WORKDIR)/src" "$(TREE_KSRC)"
+endif
 OUT ?= out
 JOBS ?= $(shell nproc)
 # Compiler wrapper of the kernel builds (boot test, verify, bisect-check):
@@ -33,17 +46,19 @@ DATE ?=
 
 # The kernels 'make check' regenerates the series on besides KVER.
 CHECK_KERNELS ?= 6.1,7.x
+comma := ,
+CHECK_KVERS = $(subst $(comma), ,$(CHECK_KERNELS))
 OTHER_ARGS = --other-kernels "$(CHECK_KERNELS)" --src-dir "$(WORKDIR)/src"
 
 GEN := $(PYTHON) generate.py
 # One work directory per tree: baseline, work trees, caches, builds.
-TREE_WORKDIR := $(WORKDIR)/$(notdir $(KSRC))
-GEN_ARGS := --ksrc "$(KSRC)" --workdir "$(TREE_WORKDIR)"
+TREE_WORKDIR = $(WORKDIR)/$(notdir $(TREE_KSRC))
+GEN_ARGS = --ksrc "$(TREE_KSRC)" --workdir "$(TREE_WORKDIR)"
 KBUILD_ARGS := --jobs $(JOBS) --cc-wrapper "$(CC_WRAPPER)"
 SERIES_ARGS = --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)" \
 	--author "$(AUTHOR)" --date "$(DATE)"
 
-.PHONY: all series deps ksrc check check-kernels test boot-test boot-test-mutants bisect-check bench checkpatch verify help clean
+.PHONY: all series deps ksrc check check-kernels test boot-test boot-test-mutants bisect-check bench checkpatch verify help clean distclean
 
 all: series
 
@@ -72,17 +87,24 @@ help:
 	@echo '  make bench       conversion timings against grep+sed; make cold and warm, by phase'
 	@echo '  make deps        install missing Debian packages'
 	@echo '  make clean       remove $$(OUT)'
+	@echo '  make distclean   remove $$(OUT) and what the tools made in WORKDIR'
+	@echo '                   (the directories marked .ns-series-owned; any'
+	@echo '                   other is named and kept); says how much it frees'
 	@echo 'Variables:'
 	@echo '  KVER=$(KVER)'
 	@echo '            Debian kernel: linux-source-KVER (6.1, 6.12, 7.3, ...;'
-	@echo '            7.x = the newest 7.* Debian serves), installed or fetched'
-	@echo '            from newer suites with a private apt configuration'
+	@echo '            7.x = the newest 7.* Debian serves; or a package version,'
+	@echo '            7.2.12-1~bpo13+1), installed or fetched from newer suites'
+	@echo '            with a private apt configuration when a target needs it'
 	@echo '  CHECK_KERNELS=$(CHECK_KERNELS)'
 	@echo '            other kernels of make check (KVERs, comma-separated)'
-	@echo '  KSRC=$(KSRC)'
+	@echo '  KSRC=$(TREE_KSRC)'
 	@echo '            kernel tree, only read (default: linux-source-KVER unpacked in WORKDIR)'
 	@echo '  WORKDIR=$(WORKDIR)'
-	@echo '            baseline, work trees, caches, kernel build'
+	@echo '            unpacked kernels (src/), per tree the baseline, work trees,'
+	@echo '            caches, kernel builds: a fresh make check leaves about 33 GB'
+	@echo '            (make distclean removes it); one run at a time: runs on'
+	@echo '            the same tree wait for each other'
 	@echo '  OUT=$(OUT)  PYTHON=$(PYTHON)'
 	@echo '  AUTHOR="Name <email>"  who sends the series (default: git'"'"'s'
 	@echo '            user.name and user.email; none: an unsigned placeholder)'
@@ -98,10 +120,17 @@ help:
 deps:
 	./setup.sh deps
 
-# Fetch and unpack linux-source-$(KVER) only when KSRC is the default.
-ksrc: deps
-ifeq ($(KSRC),$(DEFAULT_KSRC))
-	./setup.sh source "$(KVER)" "$(WORKDIR)/src"
+# The tree, found by setup.sh when a recipe needs it (a bad KVER is
+# refused there first, offline); the later recipes read TREE_KSRC.
+# 'make -n' only shows the command.  make check also checks the form of
+# CHECK_KERNELS first.
+DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))
+check check-kernels: KVER_FORMS = ./setup.sh kver $(CHECK_KVERS) &&
+ksrc:
+ifneq ($(DRY_RUN),)
+	./setup.sh tree $(TREE_ARGS)
+else
+	$(eval TREE_KSRC := $(shell $(KVER_FORMS) ./setup.sh tree $(TREE_ARGS)))@test -n "$(TREE_KSRC)" && echo "KSRC=$(TREE_KSRC) (work directory $(TREE_WORKDIR))"
 endif
 
 series: ksrc
@@ -113,7 +142,7 @@ test: deps
 check: ksrc
 	$(PYTHON) tests/check.py $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" --base-desc "$(BASE_DESC)" $(OTHER_ARGS)
 
-check-kernels: deps
+check-kernels: ksrc
 	$(PYTHON) tests/check.py $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" $(OTHER_ARGS) --only other-kernels
 
 boot-test: series
@@ -138,3 +167,12 @@ bench: ksrc
 
 clean:
 	rm -rf "$(OUT)"
+
+# OUT, and in WORKDIR each directory the tools made (marked
+# .ns-series-owned); any other directory there is named and kept.
+distclean:
+	./setup.sh distclean "$(WORKDIR)" "$(OUT)"
+
+# make print-VAR: a variable's value (make print-TREE_WORKDIR KSRC=...)
+print-%:
+	@echo '$*=$($*)'
