@@ -43,6 +43,9 @@ BASE_DESC ?=
 # or the newest commit of a git tree.
 AUTHOR ?=
 DATE ?=
+# Non-empty: a git tree's local changes are taken in (said in the cover
+# letter); empty: they stop the run.
+ALLOW_DIRTY ?=
 
 # The kernels 'make check' regenerates the series on besides KVER.
 CHECK_KERNELS ?= 6.1,7.x
@@ -55,8 +58,9 @@ GEN := $(PYTHON) generate.py
 TREE_WORKDIR = $(WORKDIR)/$(notdir $(TREE_KSRC))
 GEN_ARGS = --ksrc "$(TREE_KSRC)" --workdir "$(TREE_WORKDIR)"
 KBUILD_ARGS := --jobs $(JOBS) --cc-wrapper "$(CC_WRAPPER)"
+DIRTY_ARGS = $(if $(ALLOW_DIRTY),--allow-dirty)
 SERIES_ARGS = --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)" \
-	--author "$(AUTHOR)" --date "$(DATE)"
+	--author "$(AUTHOR)" --date "$(DATE)" $(DIRTY_ARGS)
 
 .PHONY: all series deps ksrc check check-kernels test boot-test boot-test-mutants bisect-check bench checkpatch verify help clean distclean
 
@@ -110,6 +114,8 @@ help:
 	@echo '            user.name and user.email; none: an unsigned placeholder)'
 	@echo '  DATE=     the patches'"'"' date (default: the Debian package'"'"'s'
 	@echo '            changelog date, or the newest commit of a git tree)'
+	@echo '  ALLOW_DIRTY=1  take a git tree'"'"'s local changes in (default: they'
+	@echo '            stop the run)'
 	@echo '  JOBS=$(JOBS)  parallel spatch processes and make jobs (more'
 	@echo '            than nproc when a build farm compiles)'
 	@echo '  CC_WRAPPER=$(CC_WRAPPER)'
@@ -149,7 +155,7 @@ boot-test: series
 	$(PYTHON) tests/check.py $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" --only boot-test
 
 verify: series
-	$(GEN) verify $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)"
+	$(GEN) verify $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" $(DIRTY_ARGS)
 	$(GEN) generate $(GEN_ARGS) $(SERIES_ARGS)
 
 boot-test-mutants: series

@@ -493,3 +493,12 @@ def test_distclean_waits_for_a_run(env: Env) -> None:
         proc.communicate(timeout=60)
     assert proc.returncode == 0
     assert not (env.workdir / "src").exists()
+
+
+def test_allow_dirty_passed_to_the_generator(env: Env) -> None:
+    tree = env.tmp / "linux"
+    dirty = env.make("-n", "series", f"KSRC={tree}", "ALLOW_DIRTY=1")
+    clean = env.make("-n", "series", f"KSRC={tree}")
+    assert dirty.returncode == clean.returncode == 0, dirty.stderr
+    assert dirty.stdout.splitlines()[-1].endswith(" --allow-dirty")
+    assert "--allow-dirty" not in clean.stdout
