@@ -85,20 +85,25 @@ hard-coded GPL-licence offenders become one table, which gains Tuxedo's
 modules; names in it compare as module names do ('-' equals '_').
 
 In-tree, for the loader, means the "intree" modinfo tag and, on a
-kernel with CONFIG_MODULE_SIG, a signature by a key built into the
-kernel: a module signed with a key of the secondary or platform keyring
-(a distribution's or a user's Machine Owner Key) is still out of tree,
-and still loads, without the restricted symbols.  Without
-CONFIG_MODULE_SIG the tag, which any module can write, is all there is.
-symbol_get() hands a restricted symbol only to a module that may use it
-and refuses callers that are not modules.
+kernel with CONFIG_MODULE_SIG, a signature made by a key that is itself
+in .builtin_trusted_keys: no certificate carried in the signature and no
+keyring link makes a key built-in, so a key that a built-in key
+certified, a distribution's key or a user's Machine Owner Key (DKMS)
+still signs an out-of-tree module, which loads without the restricted
+symbols.  An in-tree module refused for want of such a signature is told
+so and how to sign it.  Without CONFIG_MODULE_SIG the tag, which any
+module can write, is all there is.  symbol_get() hands a restricted
+symbol only to a module that may use it and refuses callers that are not
+modules.
 
 {external_modules_text(decisions)}
 What the restriction guarantees: only the listed in-tree modules get the
-symbol through the interfaces that hand symbols to modules, linking at
-load time and symbol_get()/symbol_request().  What it does not: code
-already running in the kernel can still find the address by other
-means, such as kprobes, kallsyms or reading memory.
+symbol through load-time linking of ordinary modules and through
+symbol_get()/symbol_request() called from a module's code.  Out of its
+reach: livepatch modules (their .klp.rela relocations are resolved
+through kallsyms, for any symbol), symbol_get()'s caller as found by
+return address (a tail call moves it), and code already running in the
+kernel (kprobes, kallsyms, reading memory).
 
 The series is regenerated, not hand-edited: patches/series in the
 generator's repository lists the hand-written patches and the generated

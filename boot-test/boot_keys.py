@@ -10,7 +10,11 @@ irqbypass from there.
 Two more keys sign copies of the impostor kvm: one the kernel never heard
 of, and one whose certificate the build key signed, so that the guest can
 enrol it into .secondary_trusted_keys (with enroll-key, built here from
-enroll_key.c): the kernel then trusts it, but did not build it in.
+enroll_key.c): the kernel then trusts it, but did not build it in.  That
+second key also signs with its certificate carried in the signature
+(openssl cms without -nocerts; sign-file leaves certificates out), which
+the kernel can follow to the build key without any enrolment: the signer
+is still not a built-in key.
 """
 
 from __future__ import annotations
@@ -115,7 +119,38 @@ def make_keys(b: Build) -> Path:
     return d
 
 
+# How a module signature ends: the PKCS#7 message (DER), then struct
+# module_signature (id_type 2 = PKCS#7, the message's length big-endian in
+# its last four bytes), then the magic string.
+MODULE_SIG_MAGIC = b'~Module signature appended~\n'
+PKEY_ID_PKCS7 = 2
+CARRIED = '-carried'
+
+
 def sign(b: Build, key: str, ko: Path) -> None:
-    """Sign ko in place with keys_dir/KEY.pem (key and certificate)."""
+    """Sign ko in place with keys_dir/KEY.pem (key and certificate); with
+    KEY ending in -carried, by openssl cms with the signer's certificate
+    inside the signature."""
+    if key.endswith(CARRIED):
+        sign_carrying_cert(b, key[:-len(CARRIED)], ko)
+        return
     pem = keys_dir(b) / f'{key}.pem'
     run([b.build_dir / 'scripts' / 'sign-file', sig_hash(b), pem, pem, ko])
+
+
+def sign_carrying_cert(b: Build, key: str, ko: Path) -> None:
+    """Append a module signature whose PKCS#7 message carries the signer's
+    certificate (no signed attributes: the kernel refuses them)."""
+    d = keys_dir(b)
+    sig = ko.with_name(ko.name + '.p7s')
+    openssl('cms', '-sign', '-binary', '-noattr', '-md', sig_hash(b),
+            '-outform', 'DER', '-in', ko, '-out', sig,
+            '-signer', d / f'{key}.crt', '-inkey', d / f'{key}.pem',
+            cwd=d)
+    der = sig.read_bytes()
+    sig.unlink()
+    if b'\x30' != der[:1]:
+        raise ToolError(f'openssl cms wrote no DER signature for {ko}')
+    trailer = (bytes([0, 0, PKEY_ID_PKCS7, 0, 0, 0, 0, 0])
+               + len(der).to_bytes(4, 'big') + MODULE_SIG_MAGIC)
+    ko.write_bytes(ko.read_bytes() + der + trailer)

@@ -48,7 +48,8 @@ class ModuleSpec(NamedTuple):
     # (default: SOURCE), then copied to NAME.ko: renamed to forged_name in
     # its own struct module and .modinfo (a name kbuild never makes, with a
     # '-'), and signed with the boot test's key SIGN (boot_keys.py:
-    # "unknown" or "secondary").
+    # "unknown", "secondary", or "secondary-carried": its certificate in
+    # the signature).
     source: str = ''
     module: str = ''
     forged_name: str = ''
@@ -91,6 +92,12 @@ MODULES = (
                module='kvm', sign='unknown'),
     ModuleSpec('kvm_impostor_secondary_key', True, source='kvm_impostor',
                module='kvm', sign='secondary'),
+    # The same key, its certificate carried in the signature and never
+    # enrolled: a chain to the build key, but not a built-in signer.
+    ModuleSpec('kvm_impostor_carried_cert', True, source='kvm_impostor',
+               module='kvm', sign='secondary-carried'),
+    # A harmless module signed that way: it loads, its signature verified.
+    ModuleSpec('carried_cert_module', False, sign='secondary-carried'),
     ModuleSpec('symbol_get_via_worker', True),
     ModuleSpec('symbol_request_intruder', True),
     ModuleSpec('fpu_swap_intruder', True, (

@@ -219,7 +219,8 @@ def test_forge_name_renames_only_the_module(tmp_path: Path) -> None:
 
 def test_impostors_are_kvm_and_signed_differently() -> None:
     impostors = [s for s in boot_modules.MODULES if s.kbuild_name == 'kvm']
-    assert sorted(s.sign for s in impostors) == ['', 'secondary', 'unknown']
+    assert sorted(s.sign for s in impostors) == [
+        '', 'secondary', 'secondary-carried', 'unknown']
     assert all(s.refused_by_loader for s in impostors)
     cases = boot_initramfs.guest_cases()
     # before the real kvm loads: same module name
