@@ -134,7 +134,12 @@ def sign(b: Build, key: str, ko: Path) -> None:
     if key.endswith(CARRIED):
         sign_carrying_cert(b, key[:-len(CARRIED)], ko)
         return
-    pem = keys_dir(b) / f'{key}.pem'
+    sign_with(b, keys_dir(b) / f'{key}.pem', ko)
+
+
+def sign_with(b: Build, pem: Path, ko: Path) -> None:
+    """scripts/sign-file with pem (key and certificate in one file, as the
+    build's certs/signing_key.pem is)."""
     run([b.build_dir / 'scripts' / 'sign-file', sig_hash(b), pem, pem, ko])
 
 

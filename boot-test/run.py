@@ -41,6 +41,7 @@ import boot_kernel  # noqa: E402
 import boot_keys  # noqa: E402
 import boot_modules  # noqa: E402
 import boot_qemu  # noqa: E402
+import boot_rebuild  # noqa: E402
 import boot_results  # noqa: E402
 from boot_results import Case, Status  # noqa: E402
 from nsgen import kbuild, tree  # noqa: E402
@@ -78,14 +79,17 @@ def step_modules(c: Context) -> None:
     boot_results.save_cases(c.cases_file('modules'), boot_modules.build_all(
         c.build, c.out / 'modules.log')
         + boot_intree.cases(c.build, c.out / 'intree.log')
+        + boot_rebuild.build(c.build, c.out / 'rebuild.log')
         + boot_dkms.build_all(c.build, c.out / 'dkms.log'))
 
 
 def step_initramfs(c: Context) -> None:
     boot_initramfs.make_initramfs(c.build.build_dir,
                                   boot_modules.built(c.build)
+                                  + boot_rebuild.built(c.build)
                                   + boot_dkms.built(c.build), c.out,
                                   {**boot_modules.skipped(c.build),
+                                   **boot_rebuild.skipped(c.build),
                                    **boot_dkms.skipped(c.build)},
                                   boot_keys.installed_modules(c.build),
                                   boot_keys.keys_dir(c.build))

@@ -56,7 +56,8 @@ MUTANTS = (
            ("kvm_impostor_unsigned_refused",
             "kvm_impostor_unknown_key_refused",
             "kvm_impostor_secondary_key_refused",
-            "kvm_impostor_carried_cert_refused")),
+            "kvm_impostor_carried_cert_refused",
+            "kvm_unsigned_refused_saying_why")),
     Mutant("any-trusted-keyring",
            "the key must be a built-in one, not any key the kernel trusts "
            "(0006)",
