@@ -18,6 +18,11 @@ HERE = Path(__file__).resolve().parent
 INIT = HERE / 'init'
 LIST = HERE / 'initramfs.list'
 GUEST_CASES = HERE / 'guest-cases'
+# The cases of the second boot, with module.sig_enforce=1 (what
+# CONFIG_MODULE_SIG_FORCE=y or lockdown enforce): /init runs this list when
+# the kernel command line says boottest.cases=enforce.
+ENFORCE = 'enforce'
+GUEST_CASES_ENFORCE = HERE / f'guest-cases-{ENFORCE}'
 
 
 def guest_cases(path: Path = GUEST_CASES) -> list[str]:
@@ -76,7 +81,9 @@ def make_initramfs(build_dir: Path, modules: Sequence[tuple[str, Path]],
     listing = out / 'initramfs.list'
     listing.write_text(list_file(modules, write_skips(skipped or {}, out)))
     env = {'BUSYBOX': busybox, 'INIT': str(INIT),
-           'GUEST_CASES': str(GUEST_CASES), 'KBUILD': str(build_dir),
+           'GUEST_CASES': str(GUEST_CASES),
+           'GUEST_CASES_ENFORCE': str(GUEST_CASES_ENFORCE),
+           'KBUILD': str(build_dir),
            'SIGNED': str(signed or build_dir), 'KEYS': str(keys or build_dir)}
     cpio = out / 'initramfs.cpio'
     run([gen, '-t', '0', listing], env=env, stdout=cpio)

@@ -29,7 +29,7 @@ PROBE_EXIT = 3
 
 
 def qemu_command(accel: str, kernel: Path, initrd: Path, serial_log: Path,
-                 ktap_log: Path) -> list[str]:
+                 ktap_log: Path, extra: str = '') -> list[str]:
     """The QEMU command line: ttyS0 is the console, ttyS1 the KTAP."""
     cmd = ['qemu-system-x86_64', '-accel', accel]
     if accel == 'kvm':
@@ -38,7 +38,7 @@ def qemu_command(accel: str, kernel: Path, initrd: Path, serial_log: Path,
             '-no-reboot', '-monitor', 'none',
             '-serial', f'file:{serial_log}', '-serial', f'file:{ktap_log}',
             '-kernel', str(kernel), '-initrd', str(initrd),
-            '-append', CMDLINE]
+            '-append', f'{CMDLINE} {extra}'.strip()]
     return cmd
 
 
@@ -79,13 +79,14 @@ def silence_watch(serial: Path, silence: float) -> Callable[[], Optional[str]]:
 
 def boot_once(accel: str, kernel: Path, initrd: Path, serial: Path,
               ktap: Path, timeout: float,
-              silence: Optional[float] = None) -> list[str]:
-    """Boot the guest once; the problems seen, empty if it powered off.
-    Stopped if silence was given and the guest said nothing in time."""
-    progress(f'boot: {accel}')
+              silence: Optional[float] = None, extra: str = '') -> list[str]:
+    """Boot the guest once (extra: more kernel parameters); the problems
+    seen, empty if it powered off.  Stopped if silence was given and the
+    guest said nothing in time."""
+    progress(f'boot: {accel}{" " + extra if extra else ""}')
     for path in (serial, ktap):
         path.unlink(missing_ok=True)
-    cmd = qemu_command(accel, kernel, initrd, serial, ktap)
+    cmd = qemu_command(accel, kernel, initrd, serial, ktap, extra)
     watch = silence_watch(serial, silence) if silence is not None else None
     start = time.monotonic()
     try:

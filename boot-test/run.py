@@ -95,13 +95,22 @@ def step_initramfs(c: Context) -> None:
                                   boot_keys.keys_dir(c.build))
 
 
+# The second boot: same kernel and initramfs, signatures enforced.
+ENFORCE_ARGS = f'module.sig_enforce=1 boottest.cases={boot_initramfs.ENFORCE}'
+
+
 def step_boot(c: Context) -> None:
     kernel = c.build.build_dir / 'arch/x86/boot/bzImage'
-    accel, problems = boot_qemu.boot(c.accel, kernel,
-                                     c.out / 'initramfs.cpio.gz', c.out,
+    initrd = c.out / 'initramfs.cpio.gz'
+    accel, problems = boot_qemu.boot(c.accel, kernel, initrd, c.out,
                                      c.timeout)
+    enforce = boot_qemu.boot_once(accel, kernel, initrd,
+                                  c.out / 'serial-enforce.log',
+                                  c.out / 'guest-enforce.ktap', c.timeout,
+                                  extra=ENFORCE_ARGS)
     (c.out / 'boot.json').write_text(json.dumps(
-        {'accel': accel, 'problems': problems}) + '\n')
+        {'accel': accel, 'problems': problems,
+         'enforce_problems': enforce}) + '\n')
 
 
 def booted_release_problems(serial: str, built: str) -> list[str]:
@@ -138,6 +147,37 @@ def boot_cases(c: Context, serial: str, kunit: Sequence[str]) -> list[Case]:
     return cases
 
 
+def guest_document(parser: object, path: Path, booted: Case, serial: str,
+                   serial_name: str, expected: Sequence[str]) -> list[str]:
+    """A boot's guest KTAP, a failed verdict for every case it did not
+    reach."""
+    guest = (path.read_text(errors='replace').replace('\r', '')
+             .splitlines() if path.is_file() else [])
+    why = ('the guest stopped before this case'
+           if booted.status is Status.PASS
+           else '; '.join(booted.diagnostics))
+    return boot_results.complete_guest(
+        parser, guest, expected, why,
+        [f'{serial_name}: {line}' for line in tail(serial, 10).splitlines()])
+
+
+def enforce_boot_case(c: Context) -> Case:
+    """The second boot (module.sig_enforce=1) powered off cleanly."""
+    name = 'guest_boots_with_sig_enforce_and_powers_off'
+    record = c.out / 'boot.json'
+    if not record.is_file():
+        return Case(name, Status.FAIL, ['the guest was not booted'])
+    problems = list(json.loads(record.read_text()).get(
+        'enforce_problems', ['not booted (an older boot.json)']))
+    serial = c.out / 'serial-enforce.log'
+    text = serial.read_text(errors='replace') if serial.is_file() else ''
+    for line in text.splitlines():
+        if 'Kernel panic - not syncing' in line:
+            problems.append(line[line.index('Kernel panic'):].strip())
+            break
+    return Case(name, Status.FAIL if problems else Status.PASS, problems)
+
+
 def step_results(c: Context, error: Optional[str] = None) -> int:
     parser = boot_results.load_parser(c.build.ksrc)
     serial_path = c.out / 'serial.log'
@@ -148,19 +188,21 @@ def step_results(c: Context, error: Optional[str] = None) -> int:
              + boot_results.load_cases(c.cases_file('modules')))
     if error is not None:
         build.append(Case('boot_test_steps', Status.FAIL, [error]))
-    guest_path = c.out / 'guest.ktap'
-    guest = (guest_path.read_text(errors='replace').replace('\r', '')
-             .splitlines() if guest_path.is_file() else [])
     boot = boot_cases(c, serial, kunit)
-    why = ('the guest stopped before this case'
-           if boot[0].status is Status.PASS
-           else '; '.join(boot[0].diagnostics))
-    guest = boot_results.complete_guest(
-        parser, guest, boot_initramfs.guest_cases(), why,
-        [f'serial.log: {line}' for line in tail(serial, 10).splitlines()])
+    guest = guest_document(parser, c.out / 'guest.ktap', boot[0], serial,
+                           'serial.log', boot_initramfs.guest_cases())
+    enforce = enforce_boot_case(c)
+    serial_enforce_path = c.out / 'serial-enforce.log'
+    serial_enforce = (serial_enforce_path.read_text(errors='replace')
+                      if serial_enforce_path.is_file() else '')
+    guest_enforce = guest_document(
+        parser, c.out / 'guest-enforce.ktap', enforce, serial_enforce,
+        'serial-enforce.log',
+        boot_initramfs.guest_cases(boot_initramfs.GUEST_CASES_ENFORCE))
     suites = [('build', boot_results.suite_of_cases(build)),
-              ('boot', boot_results.suite_of_cases(boot)),
-              ('guest', guest)]
+              ('boot', boot_results.suite_of_cases([*boot, enforce])),
+              ('guest', guest),
+              ('guest_sig_enforce', guest_enforce)]
     if kunit:
         suites.append(('kunit', kunit))
     results = boot_results.assemble(parser, suites)
@@ -184,7 +226,7 @@ STEPS: dict[str, Callable[[Context], None]] = {
 }
 # What a full run starts without: nothing of an earlier run is read back.
 STALE = ('cases', 'boot.json', 'guest.ktap', 'serial.log', 'results.ktap',
-         'steps.txt')
+         'steps.txt', 'guest-enforce.ktap', 'serial-enforce.log')
 
 
 def run_all(c: Context) -> int:

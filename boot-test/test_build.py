@@ -108,6 +108,11 @@ def test_every_guest_case_is_a_function_of_init() -> None:
         if spec.name not in used:
             assert any(case.startswith(spec.name) for case in cases), \
                 spec.name
+    enforce = boot_initramfs.guest_cases(boot_initramfs.GUEST_CASES_ENFORCE)
+    assert len(enforce) == len(set(enforce)) > 0
+    assert set(enforce) <= functions
+    # the signed kvm must load under enforcement too
+    assert 'kvm_loads_with_irqbypass' in enforce
 
 
 def test_initramfs_list_adds_built_modules_only(tmp_path: Path) -> None:

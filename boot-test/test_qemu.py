@@ -43,7 +43,7 @@ def fake_qemu(monkeypatch: pytest.MonkeyPatch, script: str) -> None:
     """QEMU replaced by sh -c script ($1 is the serial log)."""
     monkeypatch.setattr(
         boot_qemu, 'qemu_command',
-        lambda accel, kernel, initrd, serial, ktap:
+        lambda accel, kernel, initrd, serial, ktap, extra='':
         ['sh', '-c', script, 'qemu', str(serial)])
 
 

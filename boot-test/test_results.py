@@ -106,10 +106,13 @@ def test_a_guest_without_ktap_fails_every_case(
 
 
 def write_run(out: Path, guest: str, serial: str, problems: list[str]) -> None:
-    (out / 'guest.ktap').write_text((DATA / guest).read_text())
-    (out / 'serial.log').write_text((DATA / serial).read_text())
+    """Both boots' outputs (the second, module.sig_enforce=1, the same)."""
+    for suffix in ('', '-enforce'):
+        (out / f'guest{suffix}.ktap').write_text((DATA / guest).read_text())
+        (out / f'serial{suffix}.log').write_text((DATA / serial).read_text())
     (out / 'boot.json').write_text(json.dumps({'accel': 'tcg',
-                                               'problems': problems}))
+                                               'problems': problems,
+                                               'enforce_problems': problems}))
     boot_results.save_cases(out / 'cases' / 'config.json',
                             [Case('config_fragment_applied', Status.PASS)])
 
@@ -123,25 +126,26 @@ def test_results_step_then_kunit_py_parse_agree(
         ksrc_tools: Path, tmp_path: Path,
         capsys: 'object', monkeypatch: 'object') -> None:
     monkeypatch.setattr(run.boot_initramfs, 'guest_cases',  # type: ignore
-                        lambda: CASES)
+                        lambda path=None: CASES)
     monkeypatch.setattr(run.boot_config, 'kunit_suites',  # type: ignore
                         lambda ksrc: ['module_export_for'])
     write_run(tmp_path, 'guest_pass.ktap', 'serial_pass.log', [])
     assert run.step_results(context(ksrc_tools, tmp_path)) == 0
     summary = capsys.readouterr().out.splitlines()[-1]  # type: ignore
-    # config, powered off, suite ran + 2 guest passes + 5 KUnit leaves
-    assert summary == '10 passed, 0 failed, 1 skipped'
+    # config, powered off twice, suite ran + 2 guest passes per boot + 5
+    # KUnit leaves
+    assert summary == '13 passed, 0 failed, 2 skipped'
     tool = ksrc_tools / boot_results.KUNIT_TOOL / 'kunit.py'
     out = run_program([sys.executable, tool, 'parse',
                        tmp_path / 'results.ktap'], check=False).stdout
-    assert 'Ran 11 tests: passed: 10, skipped: 1' in out
+    assert 'Ran 15 tests: passed: 13, skipped: 2' in out
     assert 'errors' not in out and '[ERROR]' not in out
 
 
 def test_results_step_after_a_panic(ksrc_tools: Path, tmp_path: Path,
                                     monkeypatch: 'object') -> None:
     monkeypatch.setattr(run.boot_initramfs, 'guest_cases',  # type: ignore
-                        lambda: CASES)
+                        lambda path=None: CASES)
     monkeypatch.setattr(run.boot_config, 'kunit_suites',  # type: ignore
                         lambda ksrc: ['module_export_for'])
     write_run(tmp_path, 'guest_died.ktap', 'serial_panic.log',
@@ -160,7 +164,7 @@ def test_results_step_after_a_panic(ksrc_tools: Path, tmp_path: Path,
 def test_step_failure_is_a_failed_case(ksrc_tools: Path, tmp_path: Path,
                                        monkeypatch: 'object') -> None:
     monkeypatch.setattr(run.boot_initramfs, 'guest_cases',  # type: ignore
-                        lambda: CASES)
+                        lambda path=None: CASES)
     monkeypatch.setattr(run.boot_config, 'kunit_suites',  # type: ignore
                         lambda ksrc: [])
     c = context(ksrc_tools, tmp_path)
