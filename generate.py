@@ -217,7 +217,12 @@ def check_workdir(args: argparse.Namespace, ksrc: tree.KernelTree,
                         "tree's work directory must be apart from the tree "
                         "(make names it $WORKDIR/<the tree's directory>; a "
                         "KSRC ending in '/'?)")
+    fresh = not workdir.exists() or (workdir.is_dir()
+                                     and not any(workdir.iterdir()))
     guard.check_writable(workdir, "WORKDIR", create)
+    if create and fresh:
+        # made by us: 'make distclean' may remove it (guard.MARKER)
+        guard.write_marker(workdir)
     return workdir.resolve() if create else workdir
 
 

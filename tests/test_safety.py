@@ -135,6 +135,18 @@ def test_series_dir_of_the_user_is_not_replaced(env: dict[str, Path]
     assert not (env["work"] / "baseline.git").exists()   # before the work
 
 
+def test_a_new_work_directory_is_marked(env: dict[str, Path]) -> None:
+    """make distclean removes the marked directories of WORKDIR only."""
+    assert generate.main(gen_args(env)) == 0
+    assert guard.owned(env["work"])
+    mine = env["tmp"] / "used-before"
+    (mine / "baseline.git").mkdir(parents=True)
+    args = gen_args(env)
+    args[args.index("--workdir") + 1] = str(mine)
+    assert generate.main(args) == 0
+    assert not guard.owned(mine)       # not made by this run: not claimed
+
+
 def test_remove_refuses_unmarked(tmp_path: Path) -> None:
     d = tmp_path / "d"
     d.mkdir()
