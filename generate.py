@@ -267,11 +267,7 @@ def check_generate(args: argparse.Namespace) -> Inputs:
                         "tree is only read; put OUT elsewhere")
     guard.check_writable(out, "OUT", create)
     series_dir = out / "series"
-    if series_dir.exists() and not guard.owned(series_dir) and (
-            not series_dir.is_dir() or any(series_dir.iterdir())):
-        raise ToolError(f"{series_dir} exists and was not written by "
-                        f"generate.py (no {guard.MARKER} in it); move it "
-                        "away or choose another OUT")
+    guard.check_series_dir(series_dir)
     return Inputs(ksrc, workdir, series_dir, order_file, order, version,
                   sender, date, date_from)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Callable, Iterator
@@ -60,6 +61,42 @@ def write_marker(path: Path) -> None:
 
 def owned(path: Path) -> bool:
     return (path / MARKER).is_file()
+
+
+SERIES_FILE = re.compile(r"\d{4}-[^/]*\.patch")
+
+
+def earlier_series(path: Path) -> bool:
+    """A series directory that a generate.py from before the markers wrote:
+    nothing but NNNN-*.patch files, a cover letter among them whose
+    Message-ID is one the generator makes (<ns-series-...>)."""
+    try:
+        entries = list(path.iterdir())
+        cover = path / "0000-cover-letter.patch"
+        if not cover.is_file() or not all(
+                e.is_file() and not e.is_symlink()
+                and SERIES_FILE.fullmatch(e.name) for e in entries):
+            return False
+        with cover.open(encoding="utf-8", errors="replace") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        return False
+    return re.search(r"^Message-I[dD]: <ns-series-[0-9a-f]+@", head,
+                     re.MULTILINE) is not None
+
+
+def check_series_dir(path: Path) -> None:
+    """Refuse a series directory the generator may not replace: one that
+    exists, is not empty and neither carries the marker nor is a series an
+    earlier generate.py wrote."""
+    if not path.exists() and not path.is_symlink():
+        return
+    if path.is_dir() and not path.is_symlink() and (
+            owned(path) or earlier_series(path) or not any(path.iterdir())):
+        return
+    raise ToolError(f"{path} exists and was not written by generate.py "
+                    f"(no {MARKER} in it); move it away or choose another "
+                    "OUT")
 
 
 def worktree_of(dest: Path) -> Path | None:

@@ -139,11 +139,7 @@ def format_series(repo: Repo, base: str, out: Path, cover_subject: str,
     The series is written next to out and moved into place at the end, so an
     interrupted run never leaves a half-written series behind.
     """
-    if out.exists() and not guard.owned(out) and (
-            not out.is_dir() or any(out.iterdir())):
-        raise ToolError(f"{out} exists and was not written by generate.py "
-                        f"(no {guard.MARKER} in it); move it away or choose "
-                        "another OUT")
+    guard.check_series_dir(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
     if tmp.exists():

@@ -135,6 +135,31 @@ def test_series_dir_of_the_user_is_not_replaced(env: dict[str, Path]
     assert not (env["work"] / "baseline.git").exists()   # before the work
 
 
+@pytest.mark.parametrize("extra", [None, "draft.txt", "foreign-id"])
+def test_a_series_of_an_earlier_generator_is_replaced(
+        env: dict[str, Path], extra: str | None) -> None:
+    """A series written before the markers existed (only NNNN-*.patch, the
+    generator's Message-ID) is taken over; with a file of the user's in it,
+    or a cover letter the generator did not write, it is refused."""
+    assert generate.main(gen_args(env)) == 0
+    series = env["out"] / "series"
+    (series / guard.MARKER).unlink()
+    if extra == "draft.txt":
+        (series / extra).write_text("mine\n")
+    elif extra == "foreign-id":
+        cover = series / "0000-cover-letter.patch"
+        cover.write_text(cover.read_text().replace(
+            "Message-ID: <ns-series-", "Message-ID: <b4-"))
+    before = listing(series)
+    p = cli(gen_args(env))
+    if extra is None:
+        assert p.returncode == 0, p.stderr
+        assert guard.owned(series)
+    else:
+        one_line_error(p, 1, "was not written by generate.py")
+        assert listing(series) == before
+
+
 def test_a_new_work_directory_is_marked(env: dict[str, Path]) -> None:
     """make distclean removes the marked directories of WORKDIR only."""
     assert generate.main(gen_args(env)) == 0
