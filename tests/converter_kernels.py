@@ -59,8 +59,13 @@ def module_copy(dest: Path, name: str, convert: bool) -> Path:
     shutil.copy(MODULES / f'{name}.c', dest / f'{name}.c')
     (dest / 'Kbuild').write_text(f'obj-m := {name}.o\n')
     if convert:
-        run([sys.executable, PROJECT / 'generate.py', 'module',
-             '--in-place', dest], timeout=300)
+        # exit status as diff(1): 0 nothing changed, 1 rewritten, 2 error
+        proc = run([sys.executable, PROJECT / 'generate.py', 'module',
+                    '--in-place', dest], timeout=300, check=False)
+        if proc.returncode not in (0, 1):
+            said = (proc.stdout or '').strip()
+            raise SystemExit(f'generate.py module --in-place {dest}: exit '
+                             f'{proc.returncode}: {said}')
     return dest
 
 
