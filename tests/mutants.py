@@ -94,6 +94,12 @@ MUTANTS = (
            "!strcmp(name, ",
            ("tuxedo_io_dash_refused_gpl_only_symbol",
             r'"[^"]*-[^"]*" is an offender')),
+    Mutant("refusals-not-rate-limited",
+           "a refusal's message is rate-limited (0006)",
+           "kernel/module/main.c",
+           r'pr_err_ratelimited(\("%s: symbol %s is exported only for '
+           r'modules %s, signed)', r"pr_err\1",
+           ("refusal_messages_rate_limited",)),
     Mutant("signed-kvm-refused",
            "the signed in-tree kvm still gets its export (the cases do not "
            "pass by refusing everything)",
