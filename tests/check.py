@@ -471,6 +471,12 @@ def run_cases(args: argparse.Namespace) -> int:
                     PY, "tests/distcc_check.py", "--ksrc", full.applied,
                     "--build-dir", full.workdir / "build-boot-test",
                     "--jobs", str(args.jobs)], 900))
+                add(suite(
+                    "generate.py module outputs build with kbuild against "
+                    "the patched tree",
+                    [PY, "tests/module_kbuild_check.py", "--ksrc",
+                     full.applied, "--build-dir",
+                     full.workdir / "build-boot-test"], 900))
                 add(converter_kernels(args, full))
             else:
                 add(Case("boot test in QEMU", Status.FAIL, 0, 1, 0.0,
