@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from nsgen import (convert, guard, identity, kbuild, mail, module, review,
-                   series, spatch, steps, tree, verify)
+from nsgen import (abi, convert, guard, identity, kbuild, mail, module,
+                   review, series, spatch, steps, tree, verify)
 from nsgen.run import ToolError, progress
 
 PROJECT = Path(__file__).resolve().parent
@@ -491,6 +491,29 @@ def run_verify(args: argparse.Namespace) -> int:
     return 0 if o.passed else 1
 
 
+def run_abi_check(args: argparse.Namespace) -> int:
+    """Compare the module ABI of the pristine tree and of the series:
+    genksyms expansions of the changed exporting files and of a probe of
+    the changed headers, and the layouts of their structs."""
+    ksrc = check_ksrc(args)
+    workdir = check_workdir(args, ksrc)
+    out = guard.check_writable(Path(args.out), "OUT")
+    series.patch_files(out / "series")
+    wrapper, note = kbuild.resolve_wrapper(args.cc_wrapper)
+    if note:
+        log(f"abi-check: {note}")
+    make = verify.Make(args.jobs, wrapper)
+    log(f"abi-check: {out / 'series'} against the pristine tree, "
+        f"{verify.ARCH} {verify.CONFIG} + {' '.join(abi.OPTIONS)} in "
+        f"{workdir}/abi, make -j{args.jobs} CC='{kbuild.cc(wrapper)}'")
+    with guard.locked(workdir, "WORKDIR", wait=not args.no_wait), \
+            guard.locked(out, "OUT", wait=not args.no_wait):
+        r = abi.check(ksrc, workdir, out, make, log)
+    print(abi.summary(r))
+    print(f"abi-check: details in {out / 'abi'}")
+    return 0 if r.kept else 1
+
+
 def run_module(args: argparse.Namespace) -> int:
     """Make an external module's namespaces build on every kernel: a
     unified diff on stdout (or the files rewritten), the report on
@@ -623,6 +646,19 @@ def setup_parser() -> argparse.ArgumentParser:
     ver.add_argument("--limit", type=positive_int, default=None,
                      help="only N of the files, spread over the list "
                      "(for a quick look; not quoted by the cover letter)")
+    abc = sub.add_parser("abi-check", help="compare the module ABI (genksyms "
+                         "CRCs, struct layouts) of the pristine tree and "
+                         "of the series")
+    add_common(abc, "pristine kernel tree (only read)")
+    abc.add_argument("--out", default=str(PROJECT / "out"),
+                     help="checks OUT/series, writes OUT/abi "
+                     "(default: %(default)s)")
+    abc.add_argument("--jobs", type=positive_int,
+                     default=os.cpu_count() or 1,
+                     help="make -j (default: %(default)s)")
+    abc.add_argument("--cc-wrapper", default=kbuild.AUTO,
+                     help="compiler wrapper, as for verify (default: "
+                     "%(default)s)")
     mod = sub.add_parser(
         "module", help="convert an external module's sources so that they "
         "build on kernels before 6.13, on kernels carrying this series and "
@@ -662,6 +698,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "apply": run_apply,
     "check": run_check,
     "verify": run_verify,
+    "abi-check": run_abi_check,
     "module": run_module,
     "workdir": run_workdir,
 }
