@@ -62,7 +62,7 @@ DIRTY_ARGS = $(if $(ALLOW_DIRTY),--allow-dirty)
 SERIES_ARGS = --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)" \
 	--author "$(AUTHOR)" --date "$(DATE)" $(DIRTY_ARGS)
 
-.PHONY: all series deps ksrc check check-kernels test boot-test boot-test-mutants bisect-check bench checkpatch verify help clean distclean
+.PHONY: all series deps ksrc check check-kernels test boot-test boot-test-mutants bisect-check bench checkpatch verify abi-check help clean distclean
 
 all: series
 
@@ -85,6 +85,12 @@ help:
 	@echo '                   before and after (x86_64 allmodconfig): must be'
 	@echo '                   identical; results in $$(OUT)/verify, quoted by'
 	@echo '                   the cover letter'
+	@echo '  make abi-check   compare the module ABI of the pristine tree and'
+	@echo '                   of the series: genksyms CRCs of the exports of'
+	@echo '                   the changed files and of every type and'
+	@echo '                   declaration of the changed headers, struct'
+	@echo '                   layouts (pahole); results in $$(OUT)/abi,'
+	@echo '                   quoted by the cover letter'
 	@echo '  make bisect-check  build the boot-test configuration at every patch'
 	@echo '                   of the series, incrementally (not part of check)'
 	@echo '  make checkpatch  scripts/checkpatch.pl --strict on patches/*.patch'
@@ -156,6 +162,10 @@ boot-test: series
 
 verify: series
 	$(GEN) verify $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" $(DIRTY_ARGS)
+	$(GEN) generate $(GEN_ARGS) $(SERIES_ARGS)
+
+abi-check: series
+	$(GEN) abi-check $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" $(DIRTY_ARGS)
 	$(GEN) generate $(GEN_ARGS) $(SERIES_ARGS)
 
 boot-test-mutants: series

@@ -174,7 +174,8 @@ def cover_checks(base: tree.Baseline, workdir: Path,
     if found is not None and union is not None:
         everyone = review.merge_answers(union, *(
             found.per_file.get(f, []) for f in small if f in files))
-    return CoverChecks(verify.cover_lines(workdir, repo),
+    return CoverChecks(verify.cover_lines(workdir, repo) + "\n" +
+                       abi.cover_lines(workdir, repo),
                        review.review_text(reviews) or "    (no generated commit)",
                        review.union_text(everyone, len(files)),
                        found.per_file if found else None, union)
@@ -504,7 +505,7 @@ def run_abi_check(args: argparse.Namespace) -> int:
         log(f"abi-check: {note}")
     make = verify.Make(args.jobs, wrapper)
     log(f"abi-check: {out / 'series'} against the pristine tree, "
-        f"{verify.ARCH} {verify.CONFIG} + {' '.join(abi.OPTIONS)} in "
+        f"{verify.ARCH} {verify.CONFIG} ({' '.join(abi.OPTIONS)}) in "
         f"{workdir}/abi, make -j{args.jobs} CC='{kbuild.cc(wrapper)}'")
     with guard.locked(workdir, "WORKDIR", wait=not args.no_wait), \
             guard.locked(out, "OUT", wait=not args.no_wait):

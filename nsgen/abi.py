@@ -12,9 +12,9 @@ namespace arguments only, which genksyms leaves out of the CRC and
 
 So the check compares, between the pristine tree and the series:
 
-- the genksyms expansion (scripts/genksyms/genksyms -T, run by kbuild's
-  own FILE.symtypes target) of every export of every changed .c file that
-  exports symbols;
+- the genksyms expansion (scripts/genksyms/genksyms -T, run by kbuild
+  itself while it compiles the object with KBUILD_SYMTYPES=1) of every
+  export of every changed .c file that exports symbols;
 - a probe: every struct, union, enum and typedef defined in a changed
   public header (include/, arch/ARCH/include/), and every function and
   variable it declares, exported from one generated file, so that each
@@ -47,7 +47,9 @@ from .tree import KernelTree, Repo, attach_worktree, snapshot
 from .verify import Make, apply_series, patch_subject, prepare
 
 PROBE = "ns-series-abi-probe"         # the probe's directory in the tree
-OPTIONS = ["MODVERSIONS", "GENKSYMS"]  # GENKSYMS: 6.15 on, else ignored
+# allmodconfig sets COMPILE_TEST, which rules MODVERSIONS out (6.12 on);
+# GENKSYMS is the choice of 6.15 on (ignored before).
+OPTIONS = ["!COMPILE_TEST", "MODVERSIONS", "GENKSYMS"]
 LINE_MARKER = re.compile(r'^#\s*(\d+)\s+"([^"]*)"')
 TOKEN = re.compile(r'[A-Za-z_]\w*|\d\w*|"(?:\\.|[^"\\])*"|'
                    r"'(?:\\.|[^'\\])*'|\S")
@@ -142,9 +144,9 @@ def names_in(text: str, headers: set[str]) -> Names:
         if tok == "}":
             depth -= 1
             statement.append(tok)
-            if depth == 0 and statement and "(" in statement[:statement.index("{")] \
-                    and statement[0] not in ("struct", "union", "enum",
-                                             "typedef"):
+            head = statement[:statement.index("{")]
+            if depth == 0 and "(" in head and statement[0] not in (
+                    "struct", "union", "enum", "typedef"):
                 statement = []        # a function definition: not ABI
             continue
         if depth > 0:
@@ -271,7 +273,8 @@ def expansions(defs: dict[str, str]) -> dict[str, str]:
     return out
 
 
-MEMBER = re.compile(r"^(\s*)(.*?)\s*;\s*/\*\s*(\d+)(?::\s*(\d+))?\s+(\d+)\s*\*/")
+MEMBER = re.compile(r"^(\s*)(.*?)\s*;\s*/\*\s*(\d+)(?::\s*(\d+))?"
+                    r"\s+(\d+)\s*\*/")
 SIZE = re.compile(r"/\*\s*size:\s*(\d+)")
 
 
@@ -365,15 +368,20 @@ def measure(make: Make, src: Path, build: Path, rev: str,
     gone = Names(names.types - found.types, names.decls - found.decls)
     present = Names(names.types - gone.types, names.decls - gone.decls)
     (probe / "probe.c").write_text(probe_source(headers, arch, present))
-    targets = [f"{PROBE}/probe.symtypes", f"{PROBE}/probe.o",
-               *(f[:-2] + ".symtypes" for f in files)]
-    out = make(src, build, "KCFLAGS=-g", *targets, keep_going=True)
+    # The objects, with KBUILD_SYMTYPES=1: kbuild runs genksyms on each
+    # that exports and keeps its -T output as FILE.symtypes (a target of
+    # its own before 7.0 only).  Stale ones first out of the way.
+    for f in [f"{PROBE}/probe.c", *files]:
+        (build / (f[:-2] + ".symtypes")).unlink(missing_ok=True)
+    targets = [f[:-2] + ".o" for f in [f"{PROBE}/probe.c", *files]]
+    out = make(src, build, "KCFLAGS=-g", "KBUILD_SYMTYPES=1", *targets,
+               keep_going=True)
     crcs: dict[str, dict[str, str]] = {}
     for f in [f"{PROBE}/probe.c", *files]:
         st = build / (f[:-2] + ".symtypes")
         if not st.is_file():
-            problems.append(f"{f}: no symtypes at {rev[:12]} (see make's "
-                            f"output: {out[-300:].strip()})")
+            problems.append(f"{f}: no symtypes at {rev[:12]}: "
+                            f"{first_errors(out)}")
             continue
         crcs[f] = expansions(symtypes(st))
     lay: dict[str, dict[str, tuple[int, int]]] = {}
@@ -381,7 +389,7 @@ def measure(make: Make, src: Path, build: Path, rev: str,
     structs = sorted(n for k, n in present.types if k in ("struct", "union"))
     if not obj.is_file():
         problems.append(f"the probe did not compile at {rev[:12]}: "
-                        f"{out[-300:].strip()}")
+                        f"{first_errors(out)}")
     elif structs:
         p = run(["pahole", "-C", ",".join(structs), str(obj)], check=False)
         if p.returncode != 0:
@@ -391,6 +399,13 @@ def measure(make: Make, src: Path, build: Path, rev: str,
                  sorted(gone.types)] + [f"{d} is no longer declared in the "
                                        "headers" for d in sorted(gone.decls)]
     return Side(found, crcs, lay, problems)
+
+
+def first_errors(out: str, n: int = 3) -> str:
+    """The first lines of make's output that say what went wrong."""
+    bad = [line.strip() for line in out.splitlines()
+           if re.search(r"error:|Error \d|not found|No such file", line)]
+    return "; ".join(bad[:n]) or "make gave no reason"
 
 
 def compare(before: Side, after: Side, result: Result) -> None:
@@ -432,8 +447,8 @@ def check_revs(repo: Repo, git_dir: Path, workdir: Path, base: str,
     arch = make.target.arch
     files = changed_files(repo, base, head)
     headers = [f for f in files if public(f, arch)]
-    result = Result(base, head, f"{arch} {make.target.config} + "
-                    f"{' '.join(OPTIONS)}", headers, [])
+    result = Result(base, head, f"{arch} {make.target.config}, "
+                    "COMPILE_TEST off, MODVERSIONS on", headers, [])
     if shutil.which("pahole") is None:
         raise ToolError("pahole: not found; run 'make deps' (Debian package "
                         "dwarves)")
@@ -446,6 +461,7 @@ def check_revs(repo: Repo, git_dir: Path, workdir: Path, base: str,
         assert src is not None
         t = time.monotonic()
         did = prepare(make, src, build, rev, OPTIONS)
+        make(src, build, "scripts")     # genksyms (6.12 on: not in prepare)
         what = "configured and prepared" if did else "prepared already"
         log(f"  {side} ({rev[:12]}): {what}: {time.monotonic() - t:.1f} s")
         if side == "before":     # what modules built before could use
@@ -515,7 +531,10 @@ def summary(r: Result) -> str:
     lines += [f"  CRC: {c}" for c in r.crc_changes]
     lines += [f"  gone: {c}" for c in r.removed]
     lines += [f"  layout: {c}" for c in r.layout_changes]
-    lines += [f"  problem: {p}" for p in r.problems]
+    lines += [f"  problem: {p}" for p in r.problems[:6]]
+    if len(r.problems) > 6:
+        lines.append(f"  ... and {len(r.problems) - 6} more problems "
+                     "(result.json)")
     return "\n".join(lines)
 
 

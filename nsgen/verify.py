@@ -210,7 +210,7 @@ def preprocess(make: Make, src: Path, build: Path, files: list[str]) -> str:
 def prepare(make: Make, src: Path, build: Path, rev: str,
             options: list[str] = []) -> bool:
     """Configure build with the target's configuration (and options, set
-    with the tree's scripts/config) and 'make prepare' it, unless it
+    with the tree's scripts/config; !NAME disables) and 'make prepare' it, unless it
     already is for this source revision.  True when work was done."""
     stamp = build / ".nsgen-verify-prepared"
     config = build / ".config"
@@ -227,7 +227,9 @@ def prepare(make: Make, src: Path, build: Path, rev: str,
     make(src, build, t.config)
     if options:
         run([src / "scripts" / "config", "--file", config,
-             *(w for o in options for w in ("--enable", o))])
+             *(w for o in options for w in (
+                 ("--disable", o[1:]) if o.startswith("!") else
+                 ("--enable", o)))])
         make(src, build, "olddefconfig")
     make(src, build, "prepare")
     stamp.write_text(current())

@@ -187,6 +187,17 @@ class Full:
             return p.stdout.strip().splitlines()[-1]
         return self.generate()
 
+    def abi(self) -> str | None:
+        """generate.py abi-check: the series keeps the module ABI (the
+        record the cover letter quotes; verify writes the series again)."""
+        p = sh([PY, "generate.py", "abi-check", "--ksrc", str(self.ksrc),
+                "--workdir", str(self.workdir), "--out", str(self.out),
+                "--jobs", str(self.args.jobs), "--cc-wrapper",
+                self.args.cc_wrapper], 3600)
+        if p.returncode != 0:
+            return "\n".join(p.stdout.strip().splitlines()[-12:])
+        return None
+
     def kunit_parse(self, boot: Case) -> str | None:
         """The kernel's own kunit.py reads results.ktap with 0 errors and
         counts what the boot test counted."""
@@ -265,6 +276,7 @@ class Full:
 # Where make check's time goes: the parts, by the case names' start.
 PARTS = (("kernel build and boot", ("boot test",)),
          ("equivalence proof (verify)", ("verify",)),
+         ("module ABI (abi-check)", ("abi-check",)),
          ("series generation", ("generate", "series is byte-identical")),
          ("completeness and idempotence", ("conversion complete",)),
          ("other kernels", ("linux-source-",)))
@@ -444,6 +456,13 @@ def run_cases(args: argparse.Namespace) -> int:
             add(single("git am result equals the generator's tree",
                        full.same_tree))
             add(single("conversion complete and idempotent", full.converted))
+            add(single("abi-check: the series keeps the module ABI",
+                       full.abi))
+            add(suite("abi-check finds deliberate ABI breaks", [
+                PY, "tests/abi_check.py", "--ksrc", str(full.ksrc),
+                "--workdir", str(full.workdir), "--out", str(full.out),
+                "--jobs", str(args.jobs), "--cc-wrapper", args.cc_wrapper],
+                3600))
             add(single("verify: preprocessed output unchanged by the "
                        "conversion", full.verify))
             add(suite("matcher unit test (header from the applied tree)",
