@@ -35,6 +35,7 @@ import hashlib
 import json
 import re
 import shutil
+import textwrap
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -551,14 +552,18 @@ def cover_lines(workdir: Path, repo: Repo) -> str:
         return ("  - module ABI: not checked for this series; "
                 "make abi-check")
     if r.kept:
-        return (f"  - module ABI (make abi-check, {r.config}): kept.\n"
-                f"    {r.exports} genksyms expansions (the exports of the "
-                f"{len(r.files)} changed\n    files that export, a probe of "
-                f"{r.types} types and {r.decls} declarations of the\n"
-                f"    {len(r.headers)} changed headers) equal before and "
-                f"after; {r.layouts} structs and unions\n    laid out the "
+        text = (f"- module ABI (make abi-check, {r.config}): kept. "
+                f"{r.exports} genksyms expansions (the exports of the "
+                f"{len(r.files)} changed files that export, a probe of "
+                f"{r.types} types and {r.decls} declarations of the "
+                f"{len(r.headers)} changed headers) are equal before and "
+                f"after; {r.layouts} structs and unions are laid out the "
                 "same (pahole)")
-    return (f"  - this series changes the module ABI (make abi-check, "
-            f"{r.config}):\n    {len(r.crc_changes)} genksyms expansions "
-            f"changed, {len(r.removed)} gone, {len(r.layout_changes)} layout "
-            "changes;\n    the list is in abi/ beside the series")
+    else:
+        text = (f"- this series changes the module ABI (make abi-check, "
+                f"{r.config}): {len(r.crc_changes)} genksyms expansions "
+                f"changed, {len(r.removed)} gone, {len(r.layout_changes)} "
+                "layout changes; the lists are in abi/ beside the series")
+    return textwrap.fill(text, width=72, initial_indent="  ",
+                         subsequent_indent="    ", break_long_words=False,
+                         break_on_hyphens=False)
