@@ -57,14 +57,20 @@ MUTANTS = (
             "kvm_impostor_unknown_key_refused",
             "kvm_impostor_secondary_key_refused",
             "kvm_impostor_carried_cert_refused",
-            "kvm_unsigned_refused_saying_why")),
+            "kvm_unsigned_refused_saying_why",
+            # the rebuilt kvm carries the tag too (modpost -K)
+            "kvm_rebuilt_unsigned_refused_saying_why",
+            "kvm_rebuilt_trusted_key_refused_saying_why",
+            # the impostor it refuses twelve times loads instead
+            "refusal_messages_rate_limited")),
     Mutant("any-trusted-keyring",
            "the key must be a built-in one, not any key the kernel trusts "
            "(0006)",
            "kernel/module/signing.c", r"builtin = !ret;",
            "builtin = true;",
            ("kvm_impostor_secondary_key_refused",
-            "kvm_impostor_carried_cert_refused")),
+            "kvm_impostor_carried_cert_refused",
+            "kvm_rebuilt_trusted_key_refused_saying_why")),
     Mutant("signer-chain-followed",
            "a built-in key must have made the signature itself: a "
            "certificate it signed, carried in the signature, does not "
@@ -72,19 +78,22 @@ MUTANTS = (
            "certs/system_keyring.c",
            r"ret = pkcs7_validate_trust_signer\(pkcs7, trusted_keys\);",
            "ret = pkcs7_validate_trust(pkcs7, trusted_keys);",
-           ("kvm_impostor_carried_cert_refused",)),
+           ("kvm_impostor_carried_cert_refused",
+            # signed the same way: the key's certificate in the signature
+            "kvm_rebuilt_trusted_key_refused_saying_why")),
     Mutant("symbol-get-lets-builtin-callers-through",
            "symbol_get() refuses a caller that is not a module (0006)",
            "kernel/module/main.c",
-           r"(?s)(static bool symbol_get_allowed\(.*?)if \(!modules\)",
-           r"\1if (!modules || !caller)",
+           r"return !modules \|\| !module_ns_refused\(modules, caller, sym\);",
+           "return !modules || !caller || "
+           "!module_ns_refused(modules, caller, sym);",
            ("symbol_get_via_worker_refused",)),
     Mutant("symbol-get-unchecked",
            "symbol_get() and symbol_request() apply the export's module "
            "list (0004)",
            "kernel/module/main.c",
-           r"(?s)(static bool symbol_get_allowed\(.*?)if \(!modules\)",
-           r"\1if (true)",
+           r"return !modules \|\| !module_ns_refused\(modules, caller, sym\);",
+           "return true;",
            ("symbol_get_via_worker_refused",
             "symbol_request_intruder_refused")),
     Mutant("offender-names-strcmp",
@@ -105,7 +114,8 @@ MUTANTS = (
            "pass by refusing everything)",
            "kernel/module/main.c", r"return mod->sig_builtin;",
            "return false;",
-           ("kvm_loads_with_irqbypass",)),
+           ("kvm_loads_with_irqbypass",
+            "kvm_rebuilt_signed_loads_and_unloads")),
 )
 
 RESULT = re.compile(r"^(\s*)(ok|not ok) \d+ (?:- )?(.*?)(?: # .*)?$")

@@ -42,14 +42,14 @@ def test_mutate_once(tmp_path: Path) -> None:
     m = next(m for m in mutants.MUTANTS if m.name == "symbol-get-unchecked")
     f = tmp_path / m.path
     f.parent.mkdir(parents=True)
-    f.write_text("static int other(void)\n{\n\tif (!modules)\n\t\treturn 1;\n}"
-                 "\nstatic bool symbol_get_allowed(const struct kernel_symbol"
-                 " *sym)\n{\n\tif (!modules)\n\t\treturn true;\n}\n")
+    f.write_text("static bool symbol_get_allowed(const struct kernel_symbol"
+                 " *sym,\n\t\t\t       struct module *caller)\n{\n"
+                 "\treturn !modules || !module_ns_refused(modules, caller, "
+                 "sym);\n}\n")
     mutants.mutate(tmp_path, m)
     text = f.read_text()
-    assert text.count("if (!modules)") == 1
-    assert "symbol_get_allowed(const struct kernel_symbol *sym)\n{\n\tif (true)" \
-        in text
+    assert "module_ns_refused" not in text
+    assert "struct module *caller)\n{\n\treturn true;\n}" in text
 
 
 def test_mutate_refuses_a_pattern_not_found(tmp_path: Path) -> None:
