@@ -463,20 +463,28 @@ def run_check(args: argparse.Namespace) -> int:
     return 1 if report.problems or report.rechanged else 0
 
 
-def run_verify(args: argparse.Namespace) -> int:
-    """Preprocess every C file the ns-string commit touches, before and
-    after it, and compare (the series must have been generated)."""
+def check_kbuild_run(args: argparse.Namespace, what: str
+                     ) -> tuple[tree.KernelTree, Path, Path, verify.Make]:
+    """What verify and abi-check take: the tree, its work directory, an
+    OUT holding a generated series, and how make runs (the wrapper
+    resolved, saying so)."""
     ksrc = check_ksrc(args)
     workdir = check_workdir(args, ksrc)
     out = guard.check_writable(Path(args.out), "OUT")
     series.patch_files(out / "series")
     wrapper, note = kbuild.resolve_wrapper(args.cc_wrapper)
     if note:
-        log(f"verify: {note}")
-    make = verify.Make(args.jobs, wrapper)
+        log(f"{what}: {note}")
+    return ksrc, workdir, out, verify.Make(args.jobs, wrapper)
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """Preprocess every C file the ns-string commit touches, before and
+    after it, and compare (the series must have been generated)."""
+    ksrc, workdir, out, make = check_kbuild_run(args, "verify")
     log(f"verify: {out / 'series'}, {verify.ARCH} {verify.CONFIG} (other "
         "architectures' files: their own, nsgen/cross.py) in "
-        f"{workdir}/verify, make -j{args.jobs} CC='{kbuild.cc(wrapper)}'")
+        f"{workdir}/verify, make -j{args.jobs} CC='{kbuild.cc(make.wrapper)}'")
     with guard.locked(workdir, "WORKDIR", wait=not args.no_wait), \
             guard.locked(out, "OUT", wait=not args.no_wait):
         o = verify.verify(ksrc, workdir, out, make, args.limit, log,
@@ -496,17 +504,10 @@ def run_abi_check(args: argparse.Namespace) -> int:
     """Compare the module ABI of the pristine tree and of the series:
     genksyms expansions of the changed exporting files and of a probe of
     the changed headers, and the layouts of their structs."""
-    ksrc = check_ksrc(args)
-    workdir = check_workdir(args, ksrc)
-    out = guard.check_writable(Path(args.out), "OUT")
-    series.patch_files(out / "series")
-    wrapper, note = kbuild.resolve_wrapper(args.cc_wrapper)
-    if note:
-        log(f"abi-check: {note}")
-    make = verify.Make(args.jobs, wrapper)
+    ksrc, workdir, out, make = check_kbuild_run(args, "abi-check")
     log(f"abi-check: {out / 'series'} against the pristine tree, "
         f"{verify.ARCH} {verify.CONFIG} ({' '.join(abi.OPTIONS)}) in "
-        f"{workdir}/abi, make -j{args.jobs} CC='{kbuild.cc(wrapper)}'")
+        f"{workdir}/abi, make -j{args.jobs} CC='{kbuild.cc(make.wrapper)}'")
     with guard.locked(workdir, "WORKDIR", wait=not args.no_wait), \
             guard.locked(out, "OUT", wait=not args.no_wait):
         r = abi.check(ksrc, workdir, out, make, log)
@@ -566,6 +567,19 @@ def add_common(p: argparse.ArgumentParser, ksrc_help: str) -> None:
     p.add_argument("--no-wait", action="store_true",
                    help="refuse at once when another run holds WORKDIR or "
                    "OUT (default: wait for it, saying so)")
+
+
+def add_kbuild_options(p: argparse.ArgumentParser, out_help: str) -> None:
+    """--out, --jobs and --cc-wrapper of the subcommands that run kbuild
+    on a generated series (verify, abi-check)."""
+    p.add_argument("--out", default=str(PROJECT / "out"),
+                   help=f"{out_help} (default: %(default)s)")
+    p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
+                   help="make -j (default: %(default)s)")
+    p.add_argument("--cc-wrapper", default=kbuild.AUTO,
+                   help="compiler wrapper: ccache, distcc, icecc, "
+                   "'ccache distcc', '' for none (default: %(default)s: "
+                   "ccache if installed)")
 
 
 def setup_parser() -> argparse.ArgumentParser:
@@ -631,16 +645,7 @@ def setup_parser() -> argparse.ArgumentParser:
     ver = sub.add_parser("verify", help="prove the ns-string commit a pure "
                          "refactor: preprocessed output before == after")
     add_common(ver, "pristine kernel tree (only read)")
-    ver.add_argument("--out", default=str(PROJECT / "out"),
-                     help="verifies OUT/series, writes OUT/verify "
-                     "(default: %(default)s)")
-    ver.add_argument("--jobs", type=positive_int,
-                     default=os.cpu_count() or 1,
-                     help="make -j (default: %(default)s)")
-    ver.add_argument("--cc-wrapper", default=kbuild.AUTO,
-                     help="compiler wrapper: ccache, distcc, icecc, "
-                     "'ccache distcc', '' for none (default: %(default)s: "
-                     "ccache if installed)")
+    add_kbuild_options(ver, "verifies OUT/series, writes OUT/verify")
     ver.add_argument("--recompute", action="store_true",
                      help="preprocess again even when a passing result "
                      "for the same inputs is recorded")
@@ -651,15 +656,7 @@ def setup_parser() -> argparse.ArgumentParser:
                          "CRCs, struct layouts) of the pristine tree and "
                          "of the series")
     add_common(abc, "pristine kernel tree (only read)")
-    abc.add_argument("--out", default=str(PROJECT / "out"),
-                     help="checks OUT/series, writes OUT/abi "
-                     "(default: %(default)s)")
-    abc.add_argument("--jobs", type=positive_int,
-                     default=os.cpu_count() or 1,
-                     help="make -j (default: %(default)s)")
-    abc.add_argument("--cc-wrapper", default=kbuild.AUTO,
-                     help="compiler wrapper, as for verify (default: "
-                     "%(default)s)")
+    add_kbuild_options(abc, "checks OUT/series, writes OUT/abi")
     mod = sub.add_parser(
         "module", help="convert an external module's sources so that they "
         "build on kernels before 6.13, on kernels carrying this series and "

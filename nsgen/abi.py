@@ -172,46 +172,38 @@ def _outside_parens(stmt: list[str]) -> Iterator[tuple[int, str]]:
             yield i, t
 
 
+def _name(t: str) -> bool:
+    """t is an identifier that names something (no keyword, attribute or
+    builtin)."""
+    return (re.fullmatch(r"[A-Za-z_]\w*", t) is not None
+            and t not in KEYWORDS and t not in ATTRIBUTES
+            and not t.startswith("__builtin"))
+
+
 def _declared(stmt: list[str], found: Names) -> None:
+    """What one top-level statement (up to its ';') declares."""
     if not stmt or "static" in stmt:
         return
-    body = [t for i, t in _outside_parens(stmt)]
-    if "{" in stmt:
-        # struct X { ... } (or a typedef of one): the tag is taken above
-        if stmt[0] == "typedef":
-            name = stmt[-1]
-            if re.fullmatch(r"[A-Za-z_]\w*", name):
-                found.types.add(("typedef", name))
-        return
+    top = list(_outside_parens(stmt))
+    names = [t for _, t in top if _name(t)]
     if stmt[0] == "typedef":
-        ids = [t for t in stmt if re.fullmatch(r"[A-Za-z_]\w*", t)
-               and t not in KEYWORDS]
-        # typedef T name; typedef R (*name)(args);
-        if "(" in stmt and stmt[stmt.index("(") + 1:stmt.index("(") + 2] \
-                == ["*"]:
-            star = stmt.index("(") + 2
-            if star < len(stmt):
-                found.types.add(("typedef", stmt[star]))
-        elif ids:
-            found.types.add(("typedef", [t for i, t in _outside_parens(stmt)
-                                         if t not in KEYWORDS
-                                         and re.fullmatch(r"[A-Za-z_]\w*",
-                                                          t)][-1]))
+        # typedef R (*name)(args); typedef T name[N]; typedef struct {..}
+        # name; (a struct's tag is taken where its body opens)
+        i = stmt.index("(") if "(" in stmt else -1
+        if i >= 0 and stmt[i + 1:i + 2] == ["*"] and i + 2 < len(stmt):
+            found.types.add(("typedef", stmt[i + 2]))
+        elif names:
+            found.types.add(("typedef", names[-1]))
         return
-    # a function declaration: the first identifier followed by '(' at the
-    # top level that is not a keyword (attributes are __attribute__((..))
-    # once preprocessed)
-    for i, t in _outside_parens(stmt):
-        if i + 1 < len(stmt) and stmt[i + 1] == "(" and \
-                re.fullmatch(r"[A-Za-z_]\w*", t) and t not in KEYWORDS and \
-                not t.startswith("__builtin") and t not in ATTRIBUTES:
+    if "{" in stmt:
+        return                  # struct X { ... }: taken above
+    # a function: the first name followed by '(' at the top level
+    for i, t in top:
+        if i + 1 < len(stmt) and stmt[i + 1] == "(" and _name(t):
             found.decls.add(t)
             return
-    if stmt[0] == "extern":
-        ids = [t for t in body if re.fullmatch(r"[A-Za-z_]\w*", t)
-               and t not in KEYWORDS and t not in ATTRIBUTES]
-        if ids:
-            found.decls.add(ids[-1])
+    if stmt[0] == "extern" and names:
+        found.decls.add(names[-1])
 
 
 def public(path: str, arch: str) -> bool:
@@ -488,20 +480,32 @@ def check_revs(repo: Repo, git_dir: Path, workdir: Path, base: str,
     return result
 
 
+def series_revs(ksrc: KernelTree, workdir: Path, series_dir: Path
+                ) -> tuple[Repo, str, str]:
+    """The series applied with git am in WORKDIR/am, as verify and apply
+    do: the work tree, the pristine commit and the series' last one."""
+    patches = patch_files(series_dir)
+    repo = apply_series(ksrc, workdir, series_dir,
+                        patch_subject(patches[-1]))
+    _, base, _ = snapshot(ksrc, workdir)
+    return repo, base, repo.git("rev-parse", "HEAD").strip()
+
+
+def record_path(workdir: Path, repo: Repo) -> Path:
+    """Where the result for the series in repo is kept, by its tree."""
+    tree = repo.git("rev-parse", "HEAD^{tree}").strip()
+    return workdir / "abi" / "results" / f"{tree}.json"
+
+
 def check(ksrc: KernelTree, workdir: Path, out: Path, make: Make,
           log: Callable[[str], None]) -> Result:
     """The series of OUT/series against the pristine tree; the result in
     OUT/abi and recorded for the cover letter."""
-    patches = patch_files(out / "series")
-    repo = apply_series(ksrc, workdir, out / "series",
-                        patch_subject(patches[-1]))
-    _, base, _ = snapshot(ksrc, workdir)
-    head = repo.git("rev-parse", "HEAD").strip()
+    repo, base, head = series_revs(ksrc, workdir, out / "series")
     result = check_revs(repo, workdir / "baseline.git", workdir, base, head,
                         make, log)
     write(result, out / "abi")
-    tree = repo.git("rev-parse", "HEAD^{tree}").strip()
-    record = workdir / "abi" / "results" / f"{tree}.json"
+    record = record_path(workdir, repo)
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text(result.to_json())
     return result
@@ -540,8 +544,7 @@ def summary(r: Result) -> str:
 
 
 def recorded(workdir: Path, repo: Repo) -> Result | None:
-    tree = repo.git("rev-parse", "HEAD^{tree}").strip()
-    record = workdir / "abi" / "results" / f"{tree}.json"
+    record = record_path(workdir, repo)
     return Result.from_json(record.read_text()) if record.is_file() else None
 
 

@@ -3,9 +3,12 @@
 ABI break on top: the check must pass on the first and fail on each break,
 naming it.
 
-  tests/abi_check.py --ksrc PRISTINE --workdir WORKDIR --out OUT [--jobs N]
+  tests/abi_check.py --ksrc PRISTINE --workdir WORKDIR [--series DIR]
+                     [--out DIR] [--jobs N]
 
-OUT/series must have been generated.  The breaks are commits made in
+The series (default out/series) must have been generated; each run's
+result goes to --out/NAME (default out/abi-check/NAME), as make abi-check
+writes OUT/abi.  The breaks are commits made in
 WORKDIR/abi-mutant (a work tree of the baseline), on top of the series:
 
 - a member added in the middle of struct module (genksyms and the layout);
@@ -25,11 +28,11 @@ from pathlib import Path
 from typing import Callable, NamedTuple, Optional, Sequence
 
 PROJECT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(PROJECT))
+sys.path[:0] = [str(PROJECT), str(PROJECT / "tests")]
 
+import scratch_tree  # noqa: E402
 from nsgen import abi, kbuild, verify  # noqa: E402
-from nsgen.series import patch_files  # noqa: E402
-from nsgen.tree import attach_worktree, check_tree, snapshot  # noqa: E402
+from nsgen.tree import attach_worktree, check_tree  # noqa: E402
 
 MODULE_H = "include/linux/module.h"
 
@@ -61,22 +64,15 @@ BREAKS = (
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ksrc", type=Path, required=True)
-    ap.add_argument("--workdir", type=Path, required=True)
-    ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--cc-wrapper", default=kbuild.AUTO)
+    scratch_tree.add_arguments(ap, "abi-check")
     args = ap.parse_args(argv)
     wrapper, _ = kbuild.resolve_wrapper(args.cc_wrapper)
     make = verify.Make(args.jobs, wrapper)
-    ksrc = check_tree(args.ksrc.resolve(), False)
+    workdir, out = Path(args.workdir).resolve(), Path(args.out)
+    ksrc = check_tree(Path(args.ksrc).resolve(), False)
     log: Callable[[str], None] = lambda s: print(f"    # {s}", flush=True)
-    patches = patch_files(args.out / "series")
-    repo = verify.apply_series(ksrc, args.workdir, args.out / "series",
-                               verify.patch_subject(patches[-1]))
-    _, base, _ = snapshot(ksrc, args.workdir)
-    head = repo.git("rev-parse", "HEAD").strip()
-    git_dir = args.workdir / "baseline.git"
+    repo, base, head = abi.series_revs(ksrc, workdir, Path(args.series))
+    git_dir = workdir / "baseline.git"
     print("TAP version 13")
     print(f"1..{1 + len(BREAKS)}")
     passed = failed = 0
@@ -88,10 +84,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         passed += ok
         failed += not ok
 
-    r = abi.check_revs(repo, git_dir, args.workdir, base, head, make, log)
+    r = abi.check_revs(repo, git_dir, workdir, base, head, make, log)
+    abi.write(r, out / "series")
     verdict(1, r.kept, f"the series keeps the module ABI ({r.exports} "
             f"expansions, {r.layouts} layouts)", abi.summary(r))
-    mutant = attach_worktree(git_dir, head, args.workdir / "abi-mutant")
+    mutant = attach_worktree(git_dir, head, workdir / "abi-mutant")
     assert mutant.work_tree is not None
     for n, b in enumerate(BREAKS, 2):
         mutant.git("checkout", "-q", "-f", "--detach", head)
@@ -107,8 +104,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    "user.email=abi-check@invalid", "commit", "-q", "-a",
                    "-m", f"abi mutant: {b.name}")
         top = mutant.git("rev-parse", "HEAD").strip()
-        r = abi.check_revs(mutant, git_dir, args.workdir, base, top, make,
-                           log)
+        r = abi.check_revs(mutant, git_dir, workdir, base, top, make, log)
+        abi.write(r, out / b.name)
         problems = []
         if r.kept:
             problems.append("the check passed")

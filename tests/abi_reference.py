@@ -2,12 +2,13 @@
 """The reference for make abi-check, measured the expensive way (by hand:
 two kernel builds, not part of make check).
 
-  tests/abi_reference.py --ksrc PRISTINE --workdir WORKDIR --out OUT
-                         [--jobs N] [--cc-wrapper auto]
+  tests/abi_reference.py --ksrc PRISTINE --workdir WORKDIR [--series DIR]
+                         [--out DIR] [--jobs N] [--cc-wrapper auto]
 
 The boot test's configuration (x86_64 defconfig + boot-test/config.fragment)
 with CONFIG_MODVERSIONS=y is built twice in WORKDIR/abi-reference: from the
-pristine tree and from the tree with OUT/series applied.  Then:
+pristine tree and from the tree with the series (default out/series)
+applied.  Then:
 
 1. the Module.symvers of the two builds are compared: every symbol of the
    pristine kernel must keep its CRC (the namespace column may change: that
@@ -19,8 +20,9 @@ pristine tree and from the tree with OUT/series applied.  Then:
    module) and loaded on the patched kernel, booted in QEMU: it must load
    and run, with no "disagrees about version" in the log.
 
-TAP on stdout, the comparison in WORKDIR/abi-reference/symvers-diff.txt; the
-last line is 'N passed, N failed'.
+TAP on stdout, the comparison in --out/symvers-diff.txt (default
+out/abi-reference) and the guest's log beside it; the last line is
+'N passed, N failed'.
 """
 
 from __future__ import annotations
@@ -33,16 +35,17 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 PROJECT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(PROJECT), str(PROJECT / "boot-test")]
+sys.path[:0] = [str(PROJECT), str(PROJECT / "boot-test"),
+                str(PROJECT / "tests")]
 
 import boot_config  # noqa: E402
 import boot_initramfs  # noqa: E402
 import boot_kernel  # noqa: E402
 import boot_qemu  # noqa: E402
-from nsgen import verify  # noqa: E402
+import scratch_tree  # noqa: E402
+from nsgen import abi  # noqa: E402
 from nsgen.run import progress, run  # noqa: E402
-from nsgen.series import patch_files  # noqa: E402
-from nsgen.tree import attach_worktree, check_tree, snapshot  # noqa: E402
+from nsgen.tree import attach_worktree, check_tree  # noqa: E402
 
 MODULE = r'''// SPDX-License-Identifier: GPL-2.0
 /* Built against the pristine kernel, loaded on the patched one. */
@@ -132,21 +135,15 @@ def build(ksrc: Path, build_dir: Path, args: argparse.Namespace,
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ksrc", type=Path, required=True)
-    ap.add_argument("--workdir", type=Path, required=True)
-    ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--cc-wrapper", default="auto")
+    scratch_tree.add_arguments(ap, "abi-reference")
     args = ap.parse_args(argv)
-    ksrc = check_tree(args.ksrc.resolve(), False)
-    patches = patch_files(args.out / "series")
-    repo = verify.apply_series(ksrc, args.workdir, args.out / "series",
-                               verify.patch_subject(patches[-1]))
-    _, base, _ = snapshot(ksrc, args.workdir)
-    head = repo.git("rev-parse", "HEAD").strip()
-    git_dir = args.workdir / "baseline.git"
-    ref = args.workdir / "abi-reference"
+    workdir, out = Path(args.workdir).resolve(), Path(args.out)
+    ksrc = check_tree(Path(args.ksrc).resolve(), False)
+    _, base, head = abi.series_revs(ksrc, workdir, Path(args.series))
+    git_dir = workdir / "baseline.git"
+    ref = workdir / "abi-reference"
     ref.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     fragment = ref / "config.fragment"
     fragment.write_text(boot_config.FRAGMENT.read_text().rstrip("\n") +
                         "\nCONFIG_MODVERSIONS=y\n")
@@ -164,7 +161,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                      and before[s][0] != after[s][0])
     gone = sorted(s for s in before if s not in after)
     new = sorted(s for s in after if s not in before)
-    (ref / "symvers-diff.txt").write_text(
+    (out / "symvers-diff.txt").write_text(
         "".join(f"changed {s} {before[s][0]} -> {after[s][0]} "
                 f"({before[s][1]})\n" for s in changed) +
         "".join(f"gone {s}\n" for s in gone) +
@@ -202,7 +199,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             with image.open("wb") as f, gzip.GzipFile(
                     filename="", mode="wb", fileobj=f, mtime=0) as gz:
                 gz.write(cpio.read_bytes())
-            serial = ref / "serial.log"
+            serial = out / "serial.log"
             problems = boot_qemu.boot_once(
                 "tcg", patched / "arch/x86/boot/bzImage", image, serial,
                 ref / "unused.ktap", 300)

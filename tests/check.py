@@ -460,7 +460,8 @@ def run_cases(args: argparse.Namespace) -> int:
                        full.abi))
             add(suite("abi-check finds deliberate ABI breaks", [
                 PY, "tests/abi_check.py", "--ksrc", str(full.ksrc),
-                "--workdir", str(full.workdir), "--out", str(full.out),
+                "--workdir", str(full.workdir), "--series",
+                str(full.out / "series"), "--out", str(full.out / "abi-check"),
                 "--jobs", str(args.jobs), "--cc-wrapper", args.cc_wrapper],
                 3600))
             add(single("verify: preprocessed output unchanged by the "
