@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from . import macros, sites, textconv
+from . import macros, recipe, sites, subject, textconv
 from .run import ToolError
 from .spatch import FILE_TIMEOUT, Spatch, run_spatch
-from .steps import module_built
+from .steps import module_built, module_makefiles
 from .tree import Repo
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -42,6 +42,9 @@ class StepResult:
     notes: list[str] = field(default_factory=list)   # deterministic facts
     cached: int = 0        # files whose spatch result came from the cache
     replayed: bool = False  # the whole result from an earlier run (memo)
+    # Files outside the commit whose maintainers its mail is Cc'd to (the
+    # Makefiles of the modules an export is restricted to).
+    cc_files: list[str] = field(default_factory=list)
 
 
 def git_grep(repo: Repo, names: list[str], *paths: str) -> list[str]:
@@ -52,6 +55,32 @@ def git_grep(repo: Repo, names: list[str], *paths: str) -> list[str]:
     out = repo.git("grep", "-l", "-I", "-w", "-F", *patterns, "--",
                    *(paths or ["."]), check=False)
     return sorted(out.split())
+
+
+WHAT = ("Write every namespace argument as a C string literal, and make the "
+        "macros pass the string through instead of stringifying it.  The "
+        "namespace strings that reach the object files do not change, so "
+        "nothing changes for loaded modules.  ")
+CREDIT = ("Masahiro Yamada proposed string namespaces in the discussion of "
+          "exports restricted to named modules (November 2024).")
+
+
+def extmod_sentence(root: Path) -> str:
+    """What the message says about modules built outside the tree: they
+    keep either spelling where the tree has the patch that allows it."""
+    lib = root / "scripts" / "Makefile.lib"
+    if lib.is_file() and "__KBUILD_EXTMOD_NS" in lib.read_text(
+            errors="replace"):
+        return ("Modules built outside the tree keep building with either "
+                "spelling (previous patch).  ")
+    return ("Code outside the tree that still writes a bare identifier no "
+            "longer builds and must quote its namespaces the same way.  ")
+
+
+def staged_tree(repo: Repo) -> str:
+    """The work tree as a git tree id (everything staged)."""
+    repo.git("add", "-f", "-A", "--", ".")
+    return repo.git("write-tree").strip()
 
 
 def default_ns_files(repo: Repo) -> list[str]:
@@ -103,6 +132,12 @@ def discover(repo: Repo, files: list[str] | None = None) -> macros.NsMacros:
 
 def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def fill(text: str) -> str:
+    """A paragraph wrapped at 72 columns, words and 'in-tree' kept whole."""
+    return textwrap.fill(text, 72, break_long_words=False,
+                         break_on_hyphens=False)
 
 
 def indent(text: str) -> str:
@@ -181,20 +216,23 @@ def ns_string(repo: Repo, spatch_bin: str, version: str, jobs: int,
     result = StepResult("ns-string", Status.NOTHING)
     names = found.names()
     default_files = default_ns_files(repo)
+    pristine = repo.git("rev-parse", "HEAD^{tree}").strip()
     defaults = textconv.quote_default_namespace(root, default_files)
     if not names and not defaults:
         result.notes.append("no identifier namespaces: the tree is already "
                             "converted")
         return result
     sp = ns_string_spatch(spatch_bin, version, names)
-    cocci, hints, options = NS_STRING_COCCI, COCCI / "ns_string.h", sp.options
+    hints, options = COCCI / "ns_string.h", sp.options
     all_files = git_grep(repo, names)
     c_files = [f for f in all_files if f.endswith((".c", ".h"))]
+    trees = [pristine, staged_tree(repo)]
     res = run_spatch(sp, root, c_files, cache, jobs)
     if res.failed:
         f, why = res.failed[0]
         raise ToolError(f"spatch failed on {len(res.failed)} file(s), first "
                         f"{f}: {why}")
+    trees.append(staged_tree(repo))
     roots = textconv.unstringify(root, found.roots)
     leftovers = textconv.quote_leftovers(root, all_files, found.ident)
     rules = textconv.load_rules(COCCI / "scripts.rules")
@@ -222,9 +260,13 @@ def ns_string(repo: Repo, spatch_bin: str, version: str, jobs: int,
         f"{r.path}: {r.why}" for r in rules
         if r.path in mentioned and (not textconv.PROSE_OR_C.search(r.path)
                                     or r.path in scripts)) or "(none)"
-    cmd = shlex.join([spatch_bin, "--sp-file", "cocci/ns_string.cocci",
-                      *[o if o != str(hints) else "cocci/ns_string.h"
-                        for o in options], "--in-place", "FILE..."])
+    trees.append(staged_tree(repo))
+    opts = list(options)
+    at = opts.index("--macro-file")
+    del opts[at:at + 2]
+    script = recipe.script(sp.cocci.read_text(), hints.read_text(), opts,
+                           names, recipe.edits(repo, trees[0], trees[1]),
+                           recipe.edits(repo, trees[2], trees[3]))
     result.subject = NS_STRING_SUBJECT
     result.message = f"""{result.subject}
 
@@ -234,11 +276,7 @@ spell a list of module names, which an export restricted to some modules
 needs ("module:kvm,kvm_amd"), and stringifying would expand an identifier
 that happens to be a macro where the export stands.
 
-Write every namespace argument as a C string literal, and make the macros
-pass the string through instead of stringifying it.  The namespace strings
-that reach the object files do not change, so nothing changes for loaded
-modules.  Code outside the tree that still writes a bare identifier no
-longer builds and must quote its namespaces the same way.
+{fill(WHAT + extmod_sentence(root) + CREDIT)}
 
 Macros that take a namespace (found from the tree's #defines; the
 namespace is their last argument):
@@ -260,18 +298,19 @@ that said the namespace is an identifier:
 
 {indent(rule_lines)}
 {default_paragraph(defaults)}{allow_paragraph(changed)}
-This commit is generated.  To reproduce it, with Coccinelle {version}
-(cocci/ns_string.cocci {sha(cocci)}, cocci/ns_string.h {sha(hints)}), run
-on every *.c and *.h file that names one of the macros above:
+This commit is generated.  The script below makes it: run on the parent
+commit, from the top of the tree, with Coccinelle {version} and GNU sed,
+it gives this commit's tree byte for byte.  spatch's rules are inline;
+the sed commands are the edits of what spatch does not reach (the macros'
+definitions, comments, documentation, scripts):
 
-{indent(cmd)}
-
-then the text step and the script rules (cocci/scripts.rules
-{sha(COCCI / 'scripts.rules')}); generate.py does all of it.
+{indent(script)}
 
 Changes per top-level directory:
 
 {indent(summary_table(staged_counts(repo)))}
+
+Suggested-by: Masahiro Yamada <masahiroy@kernel.org>
 """
     result.status = Status.CHANGED
     result.files = changed
@@ -536,24 +575,25 @@ def export_for(repo: Repo, spatch_bin: str, version: str, jobs: int,
     listing = "\n".join(f"{e.symbol} -> {e.modules}" for e in todo)
     cmd = shlex.join([spatch_bin, "--sp-file", "cocci/export_for.cocci",
                       *options, "--in-place", *sorted(files)])
+    mods = sorted({m.rstrip("*") for e in todo for m in e.modules.split(",")})
     if len(todo) == 1:
         e = todo[0]
         first = e.modules.split(",")[0].rstrip("*")
-        subsystem = "x86/fpu" if "arch/x86/kernel/fpu/" in " ".join(changed) \
-            else changed[0].rsplit("/", 1)[0]
-        result.subject = f"{subsystem}: export {e.symbol} to {e.modules} only"
+        result.subject = subject.subject(
+            root, changed[0], f"export {e.symbol}() only to "
+            f"{e.modules.replace(',', ', ')}")
         why = (f"{e.symbol}() is exported for {first} alone, yet any GPL "
                "module can link to it today.")
     else:
         result.subject = "treewide: restrict exports to the modules that use them"
         why = "These symbols are exported for the modules named below alone."
-    result.message = f"""{result.subject}
-
-{why}  Export it with {macro}(): the module
+    body = f"""{why}  Export it with {macro}(): the module
 loader and modpost then refuse every module that is not an in-tree module
 of the listed names.  Nothing changes for the listed modules, which need
 no MODULE_IMPORT_NS() for it.
-
+"""
+    if len(changed) > 1:
+        body += f"""
 Restricted exports (cocci/export_for.table {sha(table_path)}):
 
 {indent(listing)}
@@ -567,6 +607,15 @@ Changes per top-level directory:
 
 {indent(summary_table(staged_counts(repo)))}
 """
+    result.message = f"{result.subject}\n\n{fill(body)}\n" \
+        if len(changed) == 1 else f"{result.subject}\n\n{body}"
+    # The listed modules' Makefiles, of the exporting file's architecture
+    # when it has one (kvm is built by every arch/*/kvm/Makefile).
+    arches = {f.split("/")[1] for f in changed if f.startswith("arch/")}
+    result.cc_files = [
+        f for f in module_makefiles(repo, mods)
+        if not arches or not f.startswith("arch/")
+        or f.split("/")[1] in arches]
     result.status = Status.CHANGED
     result.files = changed
     result.cached = res.cached
@@ -613,14 +662,16 @@ def run_step(name: str, repo: Repo, spatch_bin: str, version: str,
                 repo.git("read-tree", "-m", "-u", "HEAD", d["tree"])
             return StepResult(name, status, time.monotonic() - start,
                               d["subject"], d["message"], d["files"],
-                              d["notes"], replayed=True)
+                              d["notes"], replayed=True,
+                              cc_files=d.get("cc_files", []))
     r = STEPS[name](repo, spatch_bin, version, jobs, cache)
     tree = repo.git("write-tree").strip()
     memo.parent.mkdir(parents=True, exist_ok=True)
     tmp = memo.with_suffix(f".tmp{os.getpid()}")
     tmp.write_text(json.dumps({
         "status": r.status.value, "tree": tree, "subject": r.subject,
-        "message": r.message, "files": r.files, "notes": r.notes},
+        "message": r.message, "files": r.files, "notes": r.notes,
+        "cc_files": r.cc_files},
         indent=1, sort_keys=True))
     tmp.replace(memo)
     return r

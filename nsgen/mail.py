@@ -124,13 +124,16 @@ def with_notes(text: str, notes: str) -> str:
 
 def address_and_thread(files: list[Path], treewide_index: set[int],
                        per_file: dict[str, list[str]] | None,
-                       wide: list[str] | None, sender_email: str) -> None:
+                       wide: list[str] | None, sender_email: str,
+                       cc_files: dict[int, list[str]] | None = None) -> None:
     """Rewrite the series in place: To/Cc, Message-ID, In-Reply-To.
 
     files[0] is the cover letter; treewide_index holds the positions of
     the treewide patches in files; per_file, get_maintainer.pl's answers
     for the other patches' files; wide, its answer for the treewide
-    patches' files all at once."""
+    patches' files all at once; cc_files, per position, files outside a
+    patch whose maintainers and lists it is Cc'd to (the Makefiles of the
+    modules an export is restricted to)."""
     texts = [f.read_text(encoding="utf-8", errors="surrogateescape")
              for f in files]
     addrs: list[Addresses] = []
@@ -147,6 +150,8 @@ def address_and_thread(files: list[Path], treewide_index: set[int],
             texts[i] = with_notes(text, breakdown(len(touched), wide or []))
         else:
             a = for_files(touched, per_file)
+            extra = for_files((cc_files or {}).get(i, []), per_file)
+            a.add(Addresses(cc=extra.to + extra.cc))
             addrs.append(a)
             cover.add(a)
     ids = [message_id(t, sender_email) for t in texts]

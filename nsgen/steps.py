@@ -223,6 +223,16 @@ def modules_built(repo: Repo, names: list[str]) -> list[str]:
         rf"obj-.*[\s=/]{_module_regex(n)}\.o\b", out)]
 
 
+def module_makefiles(repo: Repo, names: list[str]) -> list[str]:
+    """The Makefiles/Kbuild files that build the modules of names."""
+    if not names:
+        return []
+    pattern = "|".join(f"({_module_regex(n)})" for n in names)
+    return repo.git("grep", "-l", "-E",
+                    rf"obj-.*[[:space:]=/]({pattern})\.o\b",
+                    "--", "*Makefile", "*Kbuild", check=False).split()
+
+
 def module_built(repo: Repo, name: str) -> bool:
     """Does some Makefile/Kbuild of the tree build a module called name?"""
     return bool(modules_built(repo, [name]))

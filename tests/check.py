@@ -464,6 +464,11 @@ def run_cases(args: argparse.Namespace) -> int:
                 str(full.out / "series"), "--out", str(full.out / "abi-check"),
                 "--jobs", str(args.jobs), "--cc-wrapper", args.cc_wrapper],
                 3600))
+            add(suite("the treewide commit's recipe, run from its message "
+                      "alone, gives its tree", [
+                          PY, "tests/recipe_check.py", "--ksrc",
+                          str(full.ksrc), "--workdir", str(full.workdir),
+                          "--series", str(full.out / "series")], 1800))
             add(single("verify: preprocessed output unchanged by the "
                        "conversion", full.verify))
             add(suite("matcher unit test (header from the applied tree)",

@@ -55,7 +55,7 @@ def test_series_converts_and_leaves_input_alone(env: dict[str, Path]) -> None:
     assert names == [
         "0000-cover-letter.patch",
         "0001-treewide-write-symbol-namespaces-as-string-literals.patch",
-        "0002-x86-fpu-export-fpu_swap_kvm_fpstate-to-kvm-only.patch"]
+        "0002-x86-fpu-export-fpu_swap_kvm_fpstate-only-to-kvm.patch"]
     work = env["work"] / "work"
     foo = (work / "drivers/foo/foo.c").read_text()
     assert 'EXPORT_SYMBOL_NS_GPL(foo, "FOO");' in foo
