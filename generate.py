@@ -15,12 +15,12 @@ import signal
 import sys
 import textwrap
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
 from nsgen import (abi, convert, guard, identity, kbuild, mail, module,
-                   review, series, spatch, steps, tree, verify)
+                   results, review, series, spatch, steps, tree, verify)
 from nsgen.run import ToolError, progress
 
 PROJECT = Path(__file__).resolve().parent
@@ -56,6 +56,28 @@ too; the series changes nothing there.
 """
 
 
+WHO_TO_ASK = "who-to-ask.txt"
+
+
+def tests_text(checks: "CoverChecks") -> str:
+    """The results recorded for this very series, each line or what to
+    run for it."""
+    lines = [checks.equivalence]
+    for kind, what in (("boot-test", "boot test (make boot-test)"),
+                       ("check", "every test (make check)")):
+        r = checks.results.get(kind)
+        if r is None:
+            lines.append(f"  - {what}: not run on this series; "
+                         "make release runs it")
+            continue
+        lines.append(textwrap.fill(
+            f"- {what}: {r['passed']} passed, {r['failed']} failed on "
+            f"{r['kernel']} ({r.get('config', 'x86_64')}; {r['date']}, "
+            f"{r['elapsed'] // 60} min)", 72, initial_indent="  ",
+            subsequent_indent="    ", break_on_hyphens=False))
+    return "\n".join(lines)
+
+
 def cover_text(ksrc: tree.KernelTree, base_desc: str, base: tree.Baseline,
                decisions: list[steps.Decision], spatch_version: str,
                checks: "CoverChecks") -> tuple[str, str]:
@@ -68,69 +90,62 @@ def cover_text(ksrc: tree.KernelTree, base_desc: str, base: tree.Baseline,
             d.line(), 72, initial_indent="    ", subsequent_indent="      ",
             break_long_words=False, break_on_hyphens=False))
     where = (f"git: {ksrc.git.describe()}" if ksrc.git is not None
-             else f"git tree {base.tree}")
+             else f"the tree as unpacked, git tree {base.tree[:12]}")
     if ksrc.git is not None and ksrc.git.dirty:
         where += (":\n" + "\n".join(f"  {f}" for f in ksrc.git.dirty[:20])
                   + (f"\n  ... and {len(ksrc.git.dirty) - 20} more"
                      if len(ksrc.git.dirty) > 20 else "")
                   + "\nIt applies to that HEAD only with those changes")
-    body = f"""This series applies to {base_desc or 'Linux ' + ksrc.version}
-(make kernelversion: {ksrc.version}; {where}).
+    body = f"""Base: {base_desc or 'Linux ' + ksrc.version}, upstream Linux
+{ksrc.version} ({where}).
 
-Namespaces become C strings, so that an export can name the modules
-allowed to use it: EXPORT_SYMBOL_GPL_FOR(sym, "kvm") exports into the
-reserved namespace "module:kvm", which the module loader and modpost
-enforce for in-tree modules of the listed names only.  The loader's
-hard-coded GPL-licence offenders become one table, which gains Tuxedo's
-modules; names in it compare as module names do ('-' equals '_').
+Why: a symbol namespace keeps nothing for one module, since any module
+can import any namespace: fpu_swap_kvm_fpstate(), exported for KVM,
+is open to every GPL module.  And a module can declare a licence it does
+not honour; the loader knows two such modules by hard-coded tests.  Both
+were raised in November 2024 (Peter Zijlstra's "[RFC] module: Strict
+per-modname namespaces", Uwe Kleine-König's offender array and Tuxedo
+block; LWN, "Two approaches to tightening restrictions on loadable
+modules").
 
-In-tree, for the loader, means the "intree" modinfo tag and, on a
-kernel with CONFIG_MODULE_SIG, a signature made by a key that is itself
-in .builtin_trusted_keys: no certificate carried in the signature and no
-keyring link makes a key built-in, so a key that a built-in key
-certified, a distribution's key or a user's Machine Owner Key (DKMS)
-still signs an out-of-tree module, which loads without the restricted
-symbols.  An in-tree module refused for want of such a signature is told
-so and how to sign it.  Without CONFIG_MODULE_SIG the tag, which any
-module can write, is all there is.  symbol_get() hands a restricted
-symbol only to a module that may use it and refuses callers that are not
-modules.
+What: namespaces become C strings, so that an export can name the
+modules allowed to use it: EXPORT_SYMBOL_GPL_FOR(sym, "kvm") exports into
+the reserved namespace "module:kvm", which the module loader and modpost
+enforce.  The loader's GPL-licence offenders become one table, which
+gains Tuxedo's modules; names in it compare as module names do.
+
+The rule: a "module:" export goes to a listed module that is in-tree
+and, on a kernel with CONFIG_MODULE_SIG, whose signature was made by a
+key that is itself in .builtin_trusted_keys.  No certificate carried in
+the signature and no keyring link changes that answer.  Without
+CONFIG_MODULE_SIG the "intree" tag, which any module can write, is all
+there is.  Enforced: load-time linking of ordinary modules and
+symbol_get()/symbol_request() from a module's code.  Out of reach:
+livepatch relocations (resolved through kallsyms, for any symbol),
+kprobes, kallsyms, and code already running in the kernel.
 
 {external_modules_text(decisions)}
-What the restriction guarantees: only the listed in-tree modules get the
-symbol through load-time linking of ordinary modules and through
-symbol_get()/symbol_request() called from a module's code.  Out of its
-reach: livepatch modules (their .klp.rela relocations are resolved
-through kallsyms, for any symbol), symbol_get()'s caller as found by
-return address (a tail call moves it), and code already running in the
-kernel (kprobes, kallsyms, reading memory).
+Modules signed with another key (a distribution's, a user's Machine
+Owner Key as DKMS uses) load as before, without the restricted symbols.
 
-The series is regenerated, not hand-edited: patches/series in the
-generator's repository lists the hand-written patches and the generated
-steps in order, and patches/steps.conf what each looks for in the tree.
-Each step was decided on this tree before it ran (applies as written,
-applies in the variant written for trees like this one, or is already
-in this tree and left out); each generated commit says how to reproduce
-it.
+ABI:
+{checks.abi}
 
-Steps (patches/series) and what each did on this tree:
+The series is generated.  The treewide patch's message carries the
+script that makes it (spatch's rules inline); each step was decided on
+this tree before it ran:
+
 {chr(10).join(lines)}
 
-How it was verified:
-  - every hand-written patch applied with git am to the tree as it stood;
-  - spatch {spatch_version} processed every candidate file: no parse
-    failure, no timeout (a failure stops the generator);
-  - the completeness check found no bare namespace left in C, headers,
-    documentation or scripts, and no macro that still stringifies one;
-{checks.equivalence}
-  - hunks of the generated commits (git show -U0), mechanical when a
-    namespace identifier only became the same identifier in quotes, or
-    #ns / __stringify(ns) became ns (nsgen/review.py); the others are
-    listed for reading:
+Tests of this very series (results recorded for these patches, matched
+by git patch-id --stable; none is quoted for other patches):
+  - every hand-written patch applied with git am; spatch {spatch_version}
+    failed on no file; no bare namespace and no stringifying macro left;
+{tests_text(checks)}
+  - hunks of the generated commits (git show -U0) that are not a
+    namespace quoted or a #ns / __stringify(ns) dropped, to read:
 {checks.hunks}
 
-Who to ask (scripts/get_maintainer.pl --nogit --nogit-fallback
---nokeywords, for the files the series touches):
 {checks.maintainers}"""
     return subject, body
 
@@ -139,17 +154,22 @@ Who to ask (scripts/get_maintainer.pl --nogit --nogit-fallback
 class CoverChecks:
     """What the cover letter reports about the committed series."""
     equivalence: str
+    abi: str
     hunks: str
-    maintainers: str
+    maintainers: str                    # the letter's line about who to ask
+    who_to_ask: str                     # WHO_TO_ASK beside the series
+    results: dict[str, dict[str, object]] = field(default_factory=dict)
     per_file: dict[str, list[str]] | None = None   # get_maintainer.pl
     wide: list[str] | None = None       # its answer for the treewide files
 
 
 def cover_checks(base: tree.Baseline, workdir: Path,
                  generated: list[str], jobs: int,
-                 treewide: list[str]) -> CoverChecks:
-    """Hunk review of the generated commits, equivalence figures recorded
-    by 'make verify' for this very series, get_maintainer.pl's Cc list."""
+                 treewide: list[str], cc_files: list[str],
+                 mfile: Path | None = None) -> CoverChecks:
+    """Hunk review of the generated commits, the results recorded for this
+    very series (make verify, abi-check, boot-test, check),
+    get_maintainer.pl's answers."""
     repo = base.repo
     reviews = [review.review_commit(repo, c) for c in generated]
     files = sorted(set(repo.git("diff", "--name-only", "--no-renames",
@@ -163,22 +183,39 @@ def cover_checks(base: tree.Baseline, workdir: Path,
     # Every other patch's files one by one (its To and Cc), and the files
     # that say who the module loader's and kbuild's people are.
     small = sorted({f for c in commits if c not in treewide
-                    for f in touched(c)} | {mail.LOADER, mail.MODPOST})
+                    for f in touched(c)} | {mail.LOADER, mail.MODPOST}
+                   | set(cc_files))
     t = time.monotonic()
-    found = review.get_maintainers(base.work, small, workdir / "cache", jobs)
-    union = review.get_maintainers_union(base.work, wide, workdir / "cache",
-                                         jobs) if wide else []
+    cache = workdir / "cache"
+    found = review.get_maintainers(base.work, small, cache, jobs, mfile)
+    union = review.get_maintainers_union(base.work, wide, cache, jobs,
+                                         mfile) if wide else []
     log(f"  get_maintainer.pl on {len(small)} files one by one and "
         f"{len(wide)} at once: {time.monotonic() - t:.1f} s")
     everyone = None
     if found is not None and union is not None:
         everyone = review.merge_answers(union, *(
             found.per_file.get(f, []) for f in small if f in files))
-    return CoverChecks(verify.cover_lines(workdir, repo) + "\n" +
-                       abi.cover_lines(workdir, repo),
-                       review.review_text(reviews) or "    (no generated commit)",
-                       review.union_text(everyone, len(files)),
-                       found.per_file if found else None, union)
+    read = (f"{mfile} (MAINTAINERS=)" if mfile is not None
+            else "the MAINTAINERS of this tree")
+    who = (f"scripts/get_maintainer.pl --nogit --nogit-fallback "
+           f"--nokeywords, reading {read},\nfor the files the series "
+           f"touches.\n\n{review.union_text(everyone, len(files))}\n")
+    sections = len(review.by_section(everyone or []))
+    key = results.key_of_commits(repo, base.commit, "HEAD")
+    return CoverChecks(
+        verify.cover_lines(workdir, repo), abi.cover_lines(workdir, repo),
+        review.review_text(reviews) or "    (no generated commit)",
+        textwrap.fill(
+            f"Who to ask: the To and Cc of each patch come from "
+            f"get_maintainer.pl, which "
+            f"read {read}; its answer for all {len(files)} files, by "
+            f"MAINTAINERS section ({sections}), is in {WHO_TO_ASK} beside "
+            "this series.", 72, break_on_hyphens=False,
+            break_long_words=False),
+        who, {kind: r for kind in ("boot-test", "check")
+              if (r := results.recorded(workdir, kind, key)) is not None},
+        found.per_file if found else None, union)
 
 
 def base_desc(ksrc: tree.KernelTree, given: str) -> str:
@@ -247,6 +284,7 @@ class Inputs:
     sender: identity.Sender
     date: str
     date_from: str
+    maintainers: Path | None = None    # --maintainers, else the tree's
 
 
 def check_generate(args: argparse.Namespace) -> Inputs:
@@ -269,8 +307,15 @@ def check_generate(args: argparse.Namespace) -> Inputs:
     guard.check_writable(out, "OUT", create)
     series_dir = out / "series"
     guard.check_series_dir(series_dir)
+    mfile = None
+    if args.maintainers:
+        mfile = Path(args.maintainers).resolve()
+        if not mfile.is_file() or "\nF:" not in mfile.read_text(
+                errors="replace"):
+            raise ToolError(f"MAINTAINERS={args.maintainers}: not a "
+                            "MAINTAINERS file (no F: lines)")
     return Inputs(ksrc, workdir, series_dir, order_file, order, version,
-                  sender, date, date_from)
+                  sender, date, date_from, mfile)
 
 
 def dry_run(i: Inputs) -> int:
@@ -331,6 +376,7 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
     results: list[convert.StepResult] = []
     generated: list[str] = []
     treewide: list[str] = []        # the tree-wide conversion's commit
+    cc_files: dict[str, list[str]] = {}     # commit -> files to Cc for
     for e in order:
         t = time.monotonic()
         if e.kind == "patch":
@@ -356,6 +402,8 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
             base.repo.git("commit", "-q", "--cleanup=verbatim", "-F", "-",
                           stdin=message)
             generated.append(base.repo.git("rev-parse", "HEAD").strip())
+            if r.cc_files:
+                cc_files[generated[-1]] = r.cc_files
             if e.name == "ns-string":
                 treewide.append(generated[-1])
         log(f"  generated {e.name}: {r.status.value}, {len(r.files)} files"
@@ -367,7 +415,9 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
     if all(r.status is convert.Status.NOTHING for r in results):
         log("generate: nothing to convert: the tree already has every "
             "generated change")
-    checks = cover_checks(base, workdir, generated, args.jobs, treewide)
+    checks = cover_checks(base, workdir, generated, args.jobs, treewide,
+                          sorted({f for fs in cc_files.values() for f in fs}),
+                          i.maintainers)
     subject, body = cover_text(ksrc, base_desc(ksrc, args.base_desc), base,
                                decisions, version, checks)
     if not sender.signed:
@@ -376,16 +426,21 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
                             f"{base.commit}..HEAD").split()
 
     def mailable(files: list[Path]) -> None:
+        (files[0].parent / WHO_TO_ASK).write_text(
+            checks.who_to_ask, encoding="utf-8", errors="surrogateescape")
         mail.address_and_thread(files, {commits.index(c) + 1
                                         for c in treewide},
-                                checks.per_file, checks.wide, sender.email)
+                                checks.per_file, checks.wide, sender.email,
+                                {commits.index(c) + 1: fs
+                                 for c, fs in cc_files.items()})
 
     with guard.locked(out.parent, "OUT", wait=not args.no_wait):
         files = series.format_series(base.repo, base.commit, out, subject,
                                      body, mailable)
     for f in files:
         print(f)
-    log(f"generate: {max(len(files) - 1, 0)} patches and a cover letter in {out}: "
+    patches = [f for f in files if f.suffix == ".patch"][1:]
+    log(f"generate: {len(patches)} patches and a cover letter in {out}: "
         f"{time.monotonic() - start:.1f} s")
     return 0
 
@@ -604,6 +659,10 @@ def setup_parser() -> argparse.ArgumentParser:
     gen.add_argument("--base-desc", default="",
                      help="how the cover letter names the base tree, e.g. "
                      "the Debian package and version")
+    gen.add_argument("--maintainers", default="", metavar="FILE",
+                     help="the MAINTAINERS file get_maintainer.pl reads "
+                     "(default: the tree's; an old stable tree's is out of "
+                     "date: name a newer one)")
     gen.add_argument("--series-file", default=str(PROJECT / "patches" / "series"),
                      help="the order file (default: %(default)s)")
     gen.add_argument("--author", default="",

@@ -6,7 +6,8 @@ Cc their reviewers and lists; the cover letter to everyone its hand-written
 patches go to.  The treewide conversion is addressed as treewide changes
 are sent: To the module loader's maintainers, Cc the module, kbuild and
 kernel lists (those of the loader and of modpost), with the per-subsystem
-breakdown after its '---' instead of hundreds of Cc lines.
+breakdown in who-to-ask.txt beside the series (its '---' says so)
+instead of hundreds of Cc lines.
 
 Message-IDs are derived from each file's content, every patch is
 In-Reply-To the cover letter: the same series gives the same headers.
@@ -76,17 +77,6 @@ def treewide(per_file: dict[str, list[str]]) -> Addresses:
     return a
 
 
-def breakdown(nfiles: int, lines: list[str]) -> str:
-    """Per MAINTAINERS section, who get_maintainer.pl names for the files
-    of a patch (its answer for all of them at once)."""
-    out = [f"Per subsystem, scripts/get_maintainer.pl for the {nfiles} files "
-           "of this patch:"]
-    for section, who in sorted(by_section(lines).items()):
-        out.append(f"  {section or '(every file)'}:")
-        out += [f"    {w}" for w in who]
-    return "\n".join(out) + "\n"
-
-
 def message_id(text: str, sender_email: str) -> str:
     digest = hashlib.sha256(text.encode("utf-8", "surrogateescape"))
     domain = sender_email.rpartition("@")[2] or "localhost"
@@ -147,7 +137,10 @@ def address_and_thread(files: list[Path], treewide_index: set[int],
             addrs.append(Addresses())
         elif i in treewide_index:
             addrs.append(treewide(per_file))
-            texts[i] = with_notes(text, breakdown(len(touched), wide or []))
+            texts[i] = with_notes(text, (
+                f"Who maintains the {len(touched)} files of this patch, by "
+                "MAINTAINERS section: who-to-ask.txt\nbeside the series "
+                f"({len(by_section(wide or []))} sections).\n"))
         else:
             a = for_files(touched, per_file)
             extra = for_files((cc_files or {}).get(i, []), per_file)

@@ -264,7 +264,13 @@ def trim_maintainers(text: str, files: list[str]) -> str:
     return "\n\n".join(kept) + "\n"
 
 
-def _gm_view(root: Path, cache: Path) -> Path:
+def maintainers_file(root: Path, mfile: Path | None = None) -> Path:
+    """The MAINTAINERS get_maintainer.pl reads: the tree's, or mfile (a
+    newer one the user names: an old stable tree's is out of date)."""
+    return mfile if mfile is not None else root / "MAINTAINERS"
+
+
+def _gm_view(root: Path, cache: Path, mfile: Path | None = None) -> Path:
     """The tree as get_maintainer.pl is run in: a directory of links to
     each of root's entries but .git.  In a git work tree the script runs
     'git ls-files FILE' for every file it is asked about (a warning when
@@ -276,12 +282,14 @@ def _gm_view(root: Path, cache: Path) -> Path:
     view.mkdir(parents=True)
     for entry in sorted(root.iterdir()):
         if entry.name != ".git":
-            (view / entry.name).symlink_to(entry.resolve())
+            target = maintainers_file(root, mfile) \
+                if entry.name == "MAINTAINERS" else entry
+            (view / entry.name).symlink_to(target.resolve())
     return view
 
 
-def ask_get_maintainer(root: Path, files: list[str], cache: Path
-                       ) -> list[str]:
+def ask_get_maintainer(root: Path, files: list[str], cache: Path,
+                       mfile: Path | None = None) -> list[str]:
     """scripts/get_maintainer.pl -f F1 -f F2 ... in root: its lines.
 
     Perl's hash order is fixed (PERL_HASH_SEED=0): with the order it picks
@@ -290,14 +298,15 @@ def ask_get_maintainer(root: Path, files: list[str], cache: Path
     sections their line names.  Where the script takes --mpath, it reads
     MAINTAINERS without the sections that cannot concern these files
     (trim_maintainers())."""
-    view = _gm_view(root, cache)
+    view = _gm_view(root, cache, mfile)
     try:
         options = list(GM_OPTIONS)
         script = (root / GET_MAINTAINER).read_text(errors="replace")
         if "mpath|maintainer-path" in script:
             trimmed = view.with_name(view.name + ".MAINTAINERS")
             trimmed.write_text(trim_maintainers(
-                (root / "MAINTAINERS").read_text(errors="surrogateescape"),
+                maintainers_file(root, mfile).read_text(
+                    errors="surrogateescape"),
                 files), errors="surrogateescape")
             options += ["--mpath", str(trimmed)]
         args = [a for f in files for a in ("-f", f)]
@@ -310,27 +319,28 @@ def ask_get_maintainer(root: Path, files: list[str], cache: Path
         shutil.rmtree(view)
 
 
-def _gm_key(root: Path) -> str:
+def _gm_key(root: Path, mfile: Path | None = None) -> str:
     h = hashlib.sha256()
-    for name in ("MAINTAINERS", GET_MAINTAINER):
-        h.update((root / name).read_bytes())
+    for path in (maintainers_file(root, mfile), root / GET_MAINTAINER):
+        h.update(path.read_bytes())
     h.update(" ".join(GM_OPTIONS).encode())
     h.update(b"PERL_HASH_SEED=0")   # how ask_get_maintainer() runs it
     return h.hexdigest()[:20]
 
 
 def get_maintainers(root: Path, files: list[str], cache: Path,
-                    jobs: int) -> Maintainers | None:
+                    jobs: int, mfile: Path | None = None
+                    ) -> Maintainers | None:
     """get_maintainer.pl -f FILE for each file, run in root.
 
     Answers are cached in cache/ by the content of MAINTAINERS and of the
     script, so only files not asked before cost a run.  None when the tree
     has no MAINTAINERS or no get_maintainer.pl.
     """
-    if not (root / "MAINTAINERS").is_file() or \
+    if not maintainers_file(root, mfile).is_file() or \
             not (root / GET_MAINTAINER).is_file():
         return None
-    path = cache / f"get_maintainer-{_gm_key(root)}.json"
+    path = cache / f"get_maintainer-{_gm_key(root, mfile)}.json"
     known: dict[str, list[str]] = {}
     if path.is_file():
         known = json.loads(path.read_text())
@@ -339,7 +349,7 @@ def get_maintainers(root: Path, files: list[str], cache: Path,
     todo = sorted(set(files) - set(known))
 
     def ask(f: str) -> tuple[str, list[str]]:
-        return f, ask_get_maintainer(root, [f], cache)
+        return f, ask_get_maintainer(root, [f], cache, mfile)
 
     if todo:
         try:
@@ -355,19 +365,20 @@ def get_maintainers(root: Path, files: list[str], cache: Path,
 
 
 def get_maintainers_union(root: Path, files: list[str], cache: Path,
-                          jobs: int) -> list[str] | None:
+                          jobs: int, mfile: Path | None = None
+                          ) -> list[str] | None:
     """get_maintainer.pl -f F1 -f F2 ... over many files at once: who is
     responsible for any of them, with the section of each (one run per
     chunk, a chunk per job; its cost is matching each file, not starting).
 
     Cached in cache/ by the content of MAINTAINERS, of the script and the
     list of files.  None when the tree has no get_maintainer.pl."""
-    if not (root / "MAINTAINERS").is_file() or \
+    if not maintainers_file(root, mfile).is_file() or \
             not (root / GET_MAINTAINER).is_file():
         return None
     files = sorted(f for f in set(files) if (root / f).is_file())
     key = hashlib.sha256(("\n".join(files)).encode()).hexdigest()[:20]
-    path = cache / f"get_maintainer-union-{_gm_key(root)}-{key}.json"
+    path = cache / f"get_maintainer-union-{_gm_key(root, mfile)}-{key}.json"
     if path.is_file():
         return list(json.loads(path.read_text()))
     n = max(1, min(jobs, len(files)))
@@ -375,7 +386,7 @@ def get_maintainers_union(root: Path, files: list[str], cache: Path,
     chunks = [files[i:i + size] for i in range(0, len(files), size)]
 
     def ask(chunk: list[str]) -> list[str]:
-        return ask_get_maintainer(root, chunk, cache)
+        return ask_get_maintainer(root, chunk, cache, mfile)
 
     with ThreadPoolExecutor(n) as pool:
         lines = merge_answers(*pool.map(ask, chunks))

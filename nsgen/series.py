@@ -91,7 +91,7 @@ def format_patch_args(base: str, dest: Path) -> list[str]:
     """git format-patch as format_series() runs it."""
     return ["format-patch", "-q", "--zero-commit", "--no-signature",
             "--cover-letter", "--no-binary", "--stat=80", "--summary",
-            "--base", base, "-o", str(dest), f"{base}..HEAD"]
+            "-o", str(dest), f"{base}..HEAD"]
 
 
 def apply_patch(repo: Repo, patch: Path, sender: Sender | None = None,
@@ -158,7 +158,7 @@ def format_series(repo: Repo, base: str, out: Path, cover_subject: str,
             raise ToolError("git format-patch wrote an unexpected cover letter")
         text = text.replace("*** SUBJECT HERE ***", cover_subject)
         text = text.replace("*** BLURB HERE ***", cover_body.rstrip("\n"))
-        cover.write_text(text)
+        cover.write_text(short_diffstat(text))
         if finish is not None:
             finish(files)
         guard.write_marker(tmp)
@@ -167,6 +167,25 @@ def format_series(repo: Repo, base: str, out: Path, cover_subject: str,
         if tmp.exists():
             shutil.rmtree(tmp)
     return sorted(p for p in out.iterdir() if p.name != guard.MARKER)
+
+
+STAT_LINE = re.compile(r"^ \S.*\|\s+(\d+ [+-]*|Bin .*)$")
+STAT_TOTAL = re.compile(r"^ \d+ files? changed")
+
+
+def short_diffstat(cover: str) -> str:
+    """The cover letter with format-patch's diffstat cut to its total line
+    when it is long (a treewide series lists hundreds of files; each patch
+    keeps its own)."""
+    lines = cover.split("\n")
+    stat = [i for i, line in enumerate(lines) if STAT_LINE.match(line)]
+    total = next((i for i, line in enumerate(lines)
+                  if STAT_TOTAL.match(line)), None)
+    if len(stat) <= 40 or total is None:
+        return cover
+    lines[stat[0]:total] = [f" ({len(stat)} files; each patch has its own "
+                            "diffstat)"]
+    return "\n".join(lines)
 
 
 def _replace(new: Path, out: Path) -> None:

@@ -603,9 +603,14 @@ def cover_lines(workdir: Path, repo: Repo) -> str:
              f"{len(o.of(Verdict.ALLOWED))} different but allowed,\n"
              f"    {len(failed)} could not be preprocessed"
              f"{':' if failed else ''}"]
-    lines.extend(f"      {f.path} ({f.detail})" for f in failed)
+    def item(text: str) -> str:
+        return textwrap.fill(text, 72, initial_indent="      ",
+                             subsequent_indent="        ",
+                             break_long_words=False, break_on_hyphens=False)
+
+    lines.extend(item(f"{f.path} ({f.detail})") for f in failed)
     for f in o.of(Verdict.ALLOWED):
-        lines.append(f"      allowed: {f.path}: {f.detail}")
+        lines.append(item(f"allowed: {f.path}: {f.detail}"))
     for f in o.of(Verdict.DIFFERENT):
         lines.append(f"      DIFFERENT: {f.path}")
     return "\n".join(lines)

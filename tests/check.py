@@ -26,7 +26,7 @@ PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 PY = sys.executable
 
-from nsgen import guard, identity, kbuild  # noqa: E402
+from nsgen import guard, identity, kbuild, results, tree  # noqa: E402
 from nsgen.run import Timeout, ToolError, run  # noqa: E402
 
 
@@ -126,6 +126,20 @@ class Full:
         self.out = Path(out or args.out).resolve()
         self.applied = self.workdir / "applied"
         self.marker = self.workdir / ".check-started"
+
+    def record(self, kind: str, case: Case, **data: object) -> None:
+        """Keep a result for the cover letter, under the key of the series
+        in OUT/series (nsgen/results.py); a series that is not there any
+        more gets nothing."""
+        series = self.out / "series"
+        try:
+            key = results.key_of_mails(series)
+            version = tree.check_tree(self.ksrc, True).version
+        except (ToolError, OSError):
+            return
+        results.record(self.workdir, kind, key, {
+            "passed": case.passed, "failed": case.failed,
+            "elapsed": round(case.elapsed), "kernel": version, **data})
 
     def gen(self, *extra: str) -> subprocess.CompletedProcess[str]:
         if extra[:1] == ("generate",):
@@ -425,6 +439,7 @@ def run_cases(args: argparse.Namespace) -> int:
             print(line + (f": {c.detail}" if c.detail else ""), flush=True)
 
     print("TAP version 13", flush=True)
+    full: Full | None = None
     if args.only is None:
         add(suite("pytest tests/ (tooling, semantic-patch fixtures)",
                   [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider",
@@ -490,6 +505,8 @@ def run_cases(args: argparse.Namespace) -> int:
                     "--out", full.out / "boot-test", "--jobs",
                     str(args.jobs), "--cc-wrapper", args.cc_wrapper], 4500)
                 add(boot)
+                full.record("boot-test", boot, config="x86_64 defconfig, "
+                            "KVM as modules, booted in QEMU")
                 add(single("kunit.py parse reads results.ktap: 0 errors, "
                            "the same counts", lambda: full.kunit_parse(boot)))
                 add(suite("kernel build through distcc on 127.0.0.1", [
@@ -510,6 +527,10 @@ def run_cases(args: argparse.Namespace) -> int:
         print(line, flush=True)
     passed = sum(c.passed for c in cases)
     failed = sum(c.failed for c in cases)
+    if full is not None and args.only is None and not args.fast:
+        full.record("check", Case("make check", Status.PASS if not failed
+                                  else Status.FAIL, passed, failed,
+                                  sum(c.elapsed for c in cases)))
     print(f"{passed} passed, {failed} failed", flush=True)
     return 1 if failed else 0
 

@@ -43,20 +43,6 @@ def test_treewide_goes_to_the_loader_maintainers_and_three_lists() -> None:
 WIDE = PER_FILE["drivers/foo/foo.c"] + PER_FILE["kernel/module/main.c"][:1]
 
 
-def test_breakdown_by_section() -> None:
-    text = mail.breakdown(2, WIDE)
-    assert text.splitlines() == [
-        "Per subsystem, scripts/get_maintainer.pl for the 2 files of this "
-        "patch:",
-        "  (every file):",
-        "    linux-kernel@example.org (open list)",
-        "  FOO DRIVER:",
-        "    Foo Maint <foo@example.org> (maintainer)",
-        "    foo-list@example.org (open list)",
-        "  MODULE SUPPORT:",
-        "    Luis Maint <luis@example.org> (maintainer)"]
-
-
 PATCH = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
 From: Jane <jane@example.org>
 Date: Tue, 1 Dec 2026 12:00:00 +0000
@@ -101,7 +87,7 @@ def test_thread_and_addresses(tmp_path: Path) -> None:
     assert h[0]["To"] == h[1]["To"] and h[0]["Cc"] == h[1]["Cc"]
     assert h[2]["To"] == "Luis Maint <luis@example.org>"
     assert "foo-list" not in h[2]["Cc"]
-    assert "Per subsystem" in files[2].read_text().partition("\n---\n")[2]
+    assert "who-to-ask.txt" in files[2].read_text().partition("\n---\n")[2]
 
 
 def test_from_and_subject_are_unfolded(tmp_path: Path) -> None:
