@@ -60,15 +60,19 @@ GEN_ARGS = --ksrc "$(TREE_KSRC)" --workdir "$(TREE_WORKDIR)"
 KBUILD_ARGS := --jobs $(JOBS) --cc-wrapper "$(CC_WRAPPER)"
 DIRTY_ARGS = $(if $(ALLOW_DIRTY),--allow-dirty)
 SERIES_ARGS = --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)" \
+	$(if $(MAINTAINERS),--maintainers "$(MAINTAINERS)") \
 	--author "$(AUTHOR)" --date "$(DATE)" $(DIRTY_ARGS)
 
-.PHONY: all series deps ksrc check check-kernels test boot-test boot-test-mutants bisect-check bench checkpatch verify abi-check help clean distclean
+.PHONY: all release series deps ksrc check check-kernels test boot-test boot-test-mutants bisect-check bench checkpatch verify abi-check help clean distclean
 
 all: series
 
 help:
 	@echo 'Targets:'
 	@echo '  make [series]    write the patch series to $$(OUT)/series (default)'
+	@echo '  make release     the series, make verify and the boot test on it,'
+	@echo '                   then the series again: its cover letter quotes'
+	@echo '                   their results (what to run before sending)'
 	@echo '  make check       every test: unit tests, fixtures, the series on'
 	@echo '                   the real tree (applies, complete, idempotent,'
 	@echo '                   reproducible, checkpatch, verify, abi-check) and'
@@ -116,6 +120,8 @@ help:
 	@echo '            caches, kernel builds: a fresh make check leaves about 33 GB'
 	@echo '            (make distclean removes it); one run at a time: runs on'
 	@echo '            the same tree wait for each other'
+	@echo '  MAINTAINERS=FILE  the MAINTAINERS get_maintainer.pl reads'
+	@echo '            (default: the tree'"'"'s; name a newer one for an old tree)'
 	@echo '  OUT=$(OUT)  PYTHON=$(PYTHON)'
 	@echo '  AUTHOR="Name <email>"  who sends the series (default: git'"'"'s'
 	@echo '            user.name and user.email; none: an unsigned placeholder)'
@@ -167,6 +173,13 @@ verify: series
 
 abi-check: series
 	$(GEN) abi-check $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" $(DIRTY_ARGS)
+	$(GEN) generate $(GEN_ARGS) $(SERIES_ARGS)
+
+# What a maintainer runs before sending: the series, make verify, the boot
+# test, and the series again, its cover letter quoting their results.
+release: series
+	$(GEN) verify $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" $(DIRTY_ARGS)
+	$(PYTHON) tests/check.py $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" --only boot-test
 	$(GEN) generate $(GEN_ARGS) $(SERIES_ARGS)
 
 boot-test-mutants: series
