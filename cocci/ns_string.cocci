@@ -2,15 +2,16 @@
 /// Write every symbol namespace as a C string literal.
 ///
 /// EXPORT_SYMBOL_NS(sym, FOO), EXPORT_SYMBOL_NS_GPL(sym, FOO) and
-/// MODULE_IMPORT_NS(FOO) take their namespace as a bare identifier that the
-/// macros stringify.  Once the namespace is a string, an export can name a
-/// list of modules ("kvm,kvm_amd") that no identifier could spell.  This
-/// quotes the namespace argument of those macros and of every wrapper that
-/// passes a namespace on; already quoted arguments are left alone.
+/// MODULE_IMPORT_NS(FOO) take their namespace as a bare identifier
+/// that the macros stringify.  Once the namespace is a string, an
+/// export can name a list of modules ("kvm,kvm_amd") that no
+/// identifier could spell.  This quotes the namespace argument of
+/// those macros and of every wrapper that passes a namespace on;
+/// already quoted arguments are left alone.
 ///
-/// The namespace is the last argument of each macro.  The generator finds the
-/// macro names (the three above plus the wrappers defined in the tree) and
-/// passes them as -D ns_macros=NAME,NAME,...
+/// The namespace is the last argument of each macro.  The generator
+/// finds the macro names (the three above plus the wrappers defined
+/// in the tree) and passes them as -D ns_macros=NAME,NAME,...
 ///
 // Confidence: High
 // Options: --include-headers --max-width 200 -D ns_macros=...
@@ -31,7 +32,7 @@ def quoted(ns):
 
 
 def define_params(line):
-    """The parameters of a function-like '#define NAME(...)' line, or None."""
+    """The parameters of a '#define NAME(...)' line, or None."""
     s = line.strip()
     if not s.startswith("#"):
         return None
@@ -45,9 +46,10 @@ def define_params(line):
 
 
 def macro_parameter(ns, pos):
-    """Is ns a parameter of the #define that pos stands in?  A pass-through
-    wrapper such as '#define W(sym, ns) EXPORT_SYMBOL_NS(sym, ns)' must keep
-    its parameter bare."""
+    """Is ns a parameter of the #define that pos stands in?  A
+    pass-through wrapper such as
+    '#define W(sym, ns) EXPORT_SYMBOL_NS(sym, ns)'
+    must keep its parameter bare."""
     with open(pos.file, errors="replace") as f:
         lines = f.read().split(chr(10))
     i = int(pos.line) - 1
@@ -67,12 +69,15 @@ d(es,
 + s
  );
 
-// The PM-ops wrappers define a variable: EXPORT_NS_GPL_DEV_PM_OPS(x, FOO) = {...};
-// spatch only parses that shape when the declarer is named in the rule, and
-// the dev_pm_ops entry macros inside the braces need ns_string.h.
+// The PM-ops wrappers define a variable:
+// EXPORT_NS_GPL_DEV_PM_OPS(x, FOO) = {...};
+// spatch only parses that shape when the declarer is named in the
+// rule, and the dev_pm_ops entry macros inside the braces need
+// ns_string.h.
 @pm_ops_init depends on patch@
 declarer name EXPORT_NS_DEV_PM_OPS, EXPORT_NS_GPL_DEV_PM_OPS;
-declarer name EXPORT_NS_DEV_SLEEP_PM_OPS, EXPORT_NS_GPL_DEV_SLEEP_PM_OPS;
+declarer name EXPORT_NS_DEV_SLEEP_PM_OPS;
+declarer name EXPORT_NS_GPL_DEV_SLEEP_PM_OPS;
 expression list es;
 identifier ns;
 fresh identifier s = script:python(ns) { quoted(ns) };
@@ -100,7 +105,8 @@ EXPORT_NS_GPL_DEV_SLEEP_PM_OPS(es,
  ) = i;
 )
 
-// An expression-like use: inside a function or in a #define body such as
+// An expression-like use: inside a function or in a #define body
+// such as
 // #define IWL_EXPORT_SYMBOL(sym) EXPORT_SYMBOL_NS_GPL(sym, IWLWIFI)
 // but not the parameter of a pass-through wrapper.
 @in_expression depends on patch@

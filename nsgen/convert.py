@@ -264,7 +264,8 @@ def ns_string(repo: Repo, spatch_bin: str, version: str, jobs: int,
     opts = list(options)
     at = opts.index("--macro-file")
     del opts[at:at + 2]
-    script = recipe.script(sp.cocci.read_text(), hints.read_text(), opts,
+    script = recipe.script(NS_STRING_COCCI.read_text(), hints.read_text(),
+                           opts,
                            names, recipe.edits(repo, trees[0], trees[1]),
                            recipe.edits(repo, trees[2], trees[3]))
     result.subject = NS_STRING_SUBJECT

@@ -139,7 +139,7 @@ def address_and_thread(files: list[Path], treewide_index: set[int],
             addrs.append(treewide(per_file))
             texts[i] = with_notes(text, (
                 f"Who maintains the {len(touched)} files of this patch, by "
-                "MAINTAINERS section: who-to-ask.txt\nbeside the series "
+                "MAINTAINERS section:\nwho-to-ask.txt beside the series "
                 f"({len(by_section(wide or []))} sections).\n"))
         else:
             a = for_files(touched, per_file)

@@ -97,16 +97,74 @@ def edits(repo: Repo, before: str, after: str) -> list[str]:
             out += ["git apply <<'EOF_PATCH'", *diff.rstrip("\n").split("\n"),
                     "EOF_PATCH"]
             continue
-        args = " ".join(f"-e {shlex.quote(c)}" for c in cmds)
-        out.append(f"sed -i {args} {shlex.quote(path)}")
+        out += command(["sed", "-i"], [w for c in cmds for w in ("-e", c)]
+                       + [path])
     return out
+
+
+# A recipe line and the commit message line it becomes (indented by four)
+# stay within checkpatch's 75 columns.
+WIDTH = 71
+CHUNK = 48
+
+
+class Shell(str):
+    """A word already written for sh (not to be quoted again)."""
+
+
+def _word(word: str) -> list[str]:
+    """word quoted for sh, as one or more lines: a word too long for a line
+    is cut into quoted pieces that sh joins again (a backslash-newline
+    outside quotes is nothing to it, so each piece starts its line)."""
+    if isinstance(word, Shell):
+        return [word]
+    quoted = shlex.quote(word)
+    if len(quoted) <= WIDTH - 4:
+        return [quoted]
+    pieces = [shlex.quote(word[i:i + CHUNK])
+              for i in range(0, len(word), CHUNK)]
+    return [p + "\\" for p in pieces[:-1]] + [pieces[-1]]
+
+
+def command(head: list[str], args: list[str], tail: str = "") -> list[str]:
+    """A command as lines of at most WIDTH columns, filled greedily: head's
+    words first, then args (an option such as -e or -D with its value);
+    tail (a pipe) after the last one."""
+    units: list[list[str]] = []
+    for w in args:
+        if units and units[-1] in (["-e"], ["-D"]):
+            units[-1].append(w)
+        else:
+            units.append([w])
+    lines = [" ".join(_word(w)[0] for w in head)]
+    for unit in units:
+        parts = [p for w in unit for p in _word(w)]
+        text = " ".join(parts)
+        if len(parts) == len(unit) and \
+                len(lines[-1]) + 1 + len(text) + 2 <= WIDTH:
+            lines[-1] += " " + text
+            continue
+        lines[-1] += " \\"
+        if len(parts) == len(unit):
+            lines.append("  " + text)
+            continue
+        # a word cut in pieces: its option ends this line, the pieces
+        # start theirs
+        for w in unit:
+            pieces = _word(w)
+            if len(pieces) == 1:
+                lines[-1] = lines[-1][:-2] + " " + pieces[0] + " \\"
+            else:
+                lines += pieces
+    if tail:
+        lines[-1] += " " + tail
+    return lines
 
 
 def script(cocci: str, hints: str, spatch_args: list[str],
            names: list[str], before: list[str], after: list[str]) -> str:
     """The recipe: the rules inline, spatch on the files that name one of
     names, the edits before and after it."""
-    grep = " ".join(f"-e {n}" for n in sorted(names))
     lines = [START, "# Run from the top of the tree, on the parent commit.",
              'rules=$(mktemp -d)', """trap 'rm -rf "$rules"' EXIT""",
              "cat > \"$rules/ns_string.cocci\" <<'EOF_COCCI'",
@@ -116,15 +174,16 @@ def script(cocci: str, hints: str, spatch_args: list[str],
     if before:
         lines += ["# DEFAULT_SYMBOL_NAMESPACE, where it is bare", *before]
     lines += ["# every C file that names a namespace macro, one spatch each",
-              f"git grep -l -I -w -F {grep} -- '*.c' '*.h' |",
-              "  xargs -n 1 -P \"$(nproc)\" spatch --sp-file "
-              "\"$rules/ns_string.cocci\" --macro-file "
-              "\"$rules/ns_string.h\" "
-              + " ".join(shlex.quote(a) for a in spatch_args)
-              + " --in-place --quiet"]
+              *command(["git", "grep", "-l", "-I", "-w", "-F"],
+                       [w for n in sorted(names) for w in ("-e", n)]
+                       + ["--", "*.c", "*.h"], "|"),
+              *command([Shell('xargs -n 1 -P "$(nproc)"'), "spatch"],
+                       ["--sp-file", Shell('"$rules/ns_string.cocci"'),
+                        "--macro-file", Shell('"$rules/ns_string.h"'),
+                        *spatch_args, "--in-place", "--quiet"])]
     if after:
-        lines += ["# what spatch does not reach: definitions, comments, "
-                  "documentation, scripts", *after]
+        lines += ["# what spatch does not reach: definitions, comments,",
+                  "# documentation, scripts", *after]
     lines.append(END)
     return as_mailed("\n".join(lines) + "\n")
 

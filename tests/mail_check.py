@@ -8,9 +8,10 @@
     copies), under its own Message-ID;
   - b4 am on the series as one mbox finds the whole thread;
   - scripts/checkpatch.pl --strict on every patch (not the cover letter):
-    0 errors; warnings counted per type, those the series adds apart from
-    those already in the lines it changes (checkpatch run on the patch
-    reversed, where the old lines are the added ones).
+    0 errors and no finding in the commit message (line length, subject,
+    tags); the diff's warnings counted per type, those the series adds
+    apart from those already in the lines it changes (checkpatch run on
+    the patch reversed, where the old lines are the added ones).
 
 TAP on stdout; the last line is 'N passed, N failed'.
 """
@@ -136,6 +137,16 @@ def checkpatch(ksrc: Path, text: str, *extra: str) -> Counter[str]:
         r': (ERROR|WARNING|CHECK):(\w+):', proc.stdout))
 
 
+# checkpatch's checks of the commit message itself (the diff's findings
+# are judged against the lines it changes; the message has no such excuse).
+MESSAGE_TYPES = frozenset((
+    'COMMIT_LOG_LONG_LINE', 'COMMIT_MESSAGE', 'COMMIT_COMMENT_SYMBOL',
+    'EMAIL_SUBJECT', 'GIT_COMMIT_ID', 'UNKNOWN_COMMIT_ID', 'BAD_SIGN_OFF',
+    'DUPLICATE_SIGN_OFF', 'BAD_FIXES_TAG', 'FROM_SIGN_OFF_MISMATCH',
+    'NO_AUTHOR_SIGN_OFF', 'BAD_STABLE_ADDRESS_STYLE', 'BAD_REPORTED_BY_LINK',
+    'COMMIT_LOG_USE_LINK', 'COMMIT_LOG_VERSIONING'))
+
+
 def checkpatch_case(ksrc: Path, patch: Path) -> tuple[Optional[str], str]:
     """(problem, the warnings: added / already in the changed lines)."""
     text = patch.read_text(encoding='utf-8', errors='surrogateescape')
@@ -149,6 +160,9 @@ def checkpatch_case(ksrc: Path, patch: Path) -> tuple[Optional[str], str]:
             f'the changed lines {dict(sorted(kept.items())) or "none"}')
     if errors:
         return f'{sum(new[k] for k in errors)} error(s): {errors}', note
+    message = sorted(k for k in new if k.split(':')[1] in MESSAGE_TYPES)
+    if message:
+        return f'the commit message: {message}', note
     return None, note
 
 
@@ -181,7 +195,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                                    args.work / 'b4am'))
         for p in patches[1:]:
             problem, note = checkpatch_case(args.ksrc, p)
-            case(f'checkpatch --strict {p.name}: 0 errors', problem, note)
+            case(f'checkpatch --strict {p.name}: 0 errors, a clean '
+                 'commit message', problem, note)
     failed = sum(1 for r in results if r)
     print(f'{len(results) - failed} passed, {failed} failed', flush=True)
     return 1 if failed else 0

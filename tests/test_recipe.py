@@ -67,3 +67,14 @@ def test_subject_follows_the_subsystem(tmp_path: Path) -> None:
         "x86/mm: Fix it"
     assert subject.subject(tmp_path, "kernel/module/main.c",
                            "Add a check") == "module: add a check"
+
+
+def test_long_words_are_cut_and_joined_again() -> None:
+    words = ["-e", "x" * 30 + "'quote'" + "y" * 100 + "$dollar\\back",
+             "short", "-D", "ns_macros=" + ",".join(f"NAME_{i}" for i in
+                                                   range(40))]
+    lines = recipe.command(["printf", "%s\\n"], words)
+    assert all(len(line) <= recipe.WIDTH for line in lines)
+    out = subprocess.run(["sh", "-c", "\n".join(lines)], check=True,
+                         capture_output=True, text=True).stdout
+    assert out.split("\n")[:-1] == words
