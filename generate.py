@@ -13,6 +13,7 @@ import os
 import shlex
 import signal
 import sys
+import tempfile
 import textwrap
 import time
 from dataclasses import dataclass, field
@@ -131,9 +132,10 @@ Owner Key as DKMS uses) load as before, without the restricted symbols.
 ABI:
 {checks.abi}
 
-The series is generated.  The treewide patch's message carries the
-script that makes it (spatch's rules inline); each step was decided on
-this tree before it ran:
+The series is generated.  The treewide conversion (in parts of under
+100 KB where it is larger, each of which builds) carries in its last
+message the script that makes all of it, spatch's rules inline; each
+step was decided on this tree before it ran:
 
 {chr(10).join(lines)}
 
@@ -396,16 +398,14 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
         decisions.append(steps.generated_decision(
             r.name, r.status is convert.Status.CHANGED, r.notes))
         if r.status is convert.Status.CHANGED:
-            message = r.message.rstrip("\n") + "\n"
-            if sender.signed:
-                message += f"\n{sender.sign_off()}\n"
-            base.repo.git("commit", "-q", "--cleanup=verbatim", "-F", "-",
-                          stdin=message)
-            generated.append(base.repo.git("rev-parse", "HEAD").strip())
-            if r.cc_files:
-                cc_files[generated[-1]] = r.cc_files
-            if e.name == "ns-string":
-                treewide.append(generated[-1])
+            for message, files in ([(x.message, x.files) for x in r.parts]
+                                   or [(r.message, None)]):
+                commit_step(base.repo, message, files, sender)
+                generated.append(base.repo.git("rev-parse", "HEAD").strip())
+                if r.cc_files:
+                    cc_files[generated[-1]] = r.cc_files
+                if e.name == "ns-string":
+                    treewide.append(generated[-1])
         log(f"  generated {e.name}: {r.status.value}, {len(r.files)} files"
             f"{' (' + '; '.join(r.notes) + ')' if r.notes else ''}"
             + ("; replayed: an earlier run's result for this tree and "
@@ -443,6 +443,25 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
     log(f"generate: {len(patches)} patches and a cover letter in {out}: "
         f"{time.monotonic() - start:.1f} s")
     return 0
+
+
+def commit_step(repo: tree.Repo, message: str, files: list[str] | None,
+                sender: identity.Sender) -> None:
+    """Commit what a generated step staged: all of it, or only files (one
+    part of a step that comes in parts; the rest stays staged)."""
+    message = message.rstrip("\n") + "\n"
+    if sender.signed:
+        message += f"\n{sender.sign_off()}\n"
+    if files is None:
+        repo.git("commit", "-q", "--cleanup=verbatim", "-F", "-",
+                 stdin=message)
+        return
+    with tempfile.NamedTemporaryFile("w", suffix=".pathspec") as spec:
+        spec.write("".join(f"{f}\0" for f in files))
+        spec.flush()
+        repo.git("commit", "-q", "--cleanup=verbatim", "-F", "-",
+                 "--pathspec-from-file", spec.name, "--pathspec-file-nul",
+                 stdin=message)
 
 
 def run_apply(args: argparse.Namespace) -> int:

@@ -313,7 +313,7 @@ def changed_files(repo: Repo, base: str, head: str) -> list[str]:
     files: set[str] = set()
     for c in repo.git("rev-list", f"{base}..{head}").split():
         subject = repo.git("log", "-1", "--format=%s", c).strip()
-        if subject == convert.NS_STRING_SUBJECT:
+        if convert.is_ns_string(subject):
             continue
         files |= set(repo.git("diff-tree", "-r", "--name-only",
                               "--no-renames", f"{c}^", c).split())

@@ -23,12 +23,25 @@ from .tree import Repo
 PROJECT = Path(__file__).resolve().parent.parent
 COCCI = PROJECT / "cocci"
 NS_STRING_SUBJECT = "treewide: write symbol namespaces as string literals"
+PART = re.compile(re.escape(NS_STRING_SUBJECT) + r"(?: \((\d+)/(\d+)\))?")
+
+
+def is_ns_string(subject: str) -> bool:
+    """Is this the treewide conversion's subject, or one of its parts'?"""
+    return PART.fullmatch(subject.strip()) is not None
 EQUIVALENCE_ALLOW = COCCI / "equivalence.allow"
 
 
 class Status(Enum):
     CHANGED = "changed"
     NOTHING = "nothing to do"
+
+
+@dataclass
+class Part:
+    subject: str
+    message: str
+    files: list[str]
 
 
 @dataclass
@@ -45,6 +58,9 @@ class StepResult:
     # Files outside the commit whose maintainers its mail is Cc'd to (the
     # Makefiles of the modules an export is restricted to).
     cc_files: list[str] = field(default_factory=list)
+    # A change too large for one mail, in parts that each build: each
+    # part's subject, message and files, in order (empty: one commit).
+    parts: list[Part] = field(default_factory=list)
 
 
 def git_grep(repo: Repo, names: list[str], *paths: str) -> list[str]:
@@ -63,6 +79,97 @@ WHAT = ("Write every namespace argument as a C string literal, and make the "
         "nothing changes for loaded modules.  ")
 CREDIT = ("Masahiro Yamada proposed string namespaces in the discussion of "
           "exports restricted to named modules (November 2024).")
+
+
+# The lists refuse larger mails; a part's diff and message stay under it.
+MAIL_LIMIT = 100_000
+PART_BUDGET = 80_000
+TRANSITION = re.compile(
+    r"(?P<comment># a string literal\.)  Until every namespace of the tree "
+    r"is one, its code may\n# write either too: the conversion's last patch "
+    r"takes this out\.\n"
+    r"KBUILD_NS_AS_WRITTEN \?= y\n"
+    r"ifneq \(\$\(KBUILD_EXTMOD\)\$\(KBUILD_NS_AS_WRITTEN\),\)\n")
+
+
+def end_transition(root: Path) -> bool:
+    """Take out what lets the tree's own code write either spelling while
+    it is converted (patch 0003's KBUILD_NS_AS_WRITTEN in
+    scripts/Makefile.lib): the conversion is complete.  False when the
+    tree has no such transition (then the conversion is one commit)."""
+    lib = root / "scripts" / "Makefile.lib"
+    if not lib.is_file():
+        return False
+    text = lib.read_text(encoding="utf-8", errors="surrogateescape")
+    new, n = TRANSITION.subn(
+        lambda m: m.group("comment") + "\nifneq ($(KBUILD_EXTMOD),)\n", text)
+    if n != 1:
+        return False
+    lib.write_text(new, encoding="utf-8", errors="surrogateescape")
+    return True
+
+
+def diff_sizes(repo: Repo, files: list[str]) -> dict[str, int]:
+    """The size of each staged file's diff as format-patch writes it (and
+    its diffstat line)."""
+    text = repo.git("diff", "--cached", "--no-renames", "--", *files)
+    sizes: dict[str, int] = {}
+    for chunk in re.split(r"(?m)^(?=diff --git )", text):
+        m = re.match(r"diff --git a/(\S+) b/", chunk)
+        if m:
+            sizes[m.group(1)] = len(chunk.encode()) + 90
+    return sizes
+
+
+def split_parts(repo: Repo, changed: list[str], last: set[str],
+                message: str) -> list[Part]:
+    """The conversion as parts of under MAIL_LIMIT each, when it is larger
+    than that: the call sites in path order, PART_BUDGET of diff a part,
+    and last the files of the edits after spatch (the macros' definitions,
+    the end of the transition, documentation, scripts) with the message
+    that explains it all.  Each part builds: until the last, the tree's
+    code may write either spelling (KBUILD_NS_AS_WRITTEN)."""
+    sizes = diff_sizes(repo, changed)
+    if sum(sizes.values()) + len(message) < MAIL_LIMIT:
+        return []
+    groups: list[list[str]] = [[]]
+    used = 0
+    for f in sorted(f for f in changed if f not in last):
+        if groups[-1] and used + sizes.get(f, 0) > PART_BUDGET:
+            groups.append([])
+            used = 0
+        groups[-1].append(f)
+        used += sizes.get(f, 0)
+    final = sorted(f for f in changed if f in last)
+    if sum(sizes.get(f, 0) for f in final) + len(message) > MAIL_LIMIT:
+        raise ToolError(f"the conversion's last part would be over "
+                        f"{MAIL_LIMIT // 1000} KB: too many edits after "
+                        "spatch")
+    total = len(groups) + 1
+    parts = []
+    for i, files in enumerate(groups, 1):
+        subject = f"{NS_STRING_SUBJECT} ({i}/{total})"
+        tops: dict[str, int] = {}
+        for f in files:
+            top = "/".join(f.split("/")[:2]) if f.count("/") > 1 \
+                else f.split("/")[0]
+            tops[top] = tops.get(top, 0) + 1
+        where = ", ".join(f"{d} ({n})" for d, n in tops.items())
+        body = fill(
+            f"Part {i} of {total} of the conversion of symbol namespaces to "
+            f"string literals: the call sites in {len(files)} files, from "
+            f"{files[0]} to {files[-1]}.  Until the last part, the tree's "
+            "own code may write a namespace either way "
+            "(KBUILD_NS_AS_WRITTEN in scripts/Makefile.lib), so each part "
+            "builds and gives the same namespaces; the last part explains "
+            f"the change and carries the script that makes all {total} "
+            "parts.")
+        parts.append(Part(subject, f"{subject}\n\n{body}\n\nFiles by "
+                          f"directory:\n\n{indent(fill(where))}\n", files))
+    head, _, rest = message.partition("\n")
+    subject = f"{head} ({total}/{total})"
+    parts.append(Part(subject, subject + "\n" + rest, final))
+    return parts
 
 
 def extmod_sentence(root: Path) -> str:
@@ -237,6 +344,7 @@ def ns_string(repo: Repo, spatch_bin: str, version: str, jobs: int,
     leftovers = textconv.quote_leftovers(root, all_files, found.ident)
     rules = textconv.load_rules(COCCI / "scripts.rules")
     scripts = textconv.apply_script_rules(root, all_files, rules)
+    transition = end_transition(root)
     problems = completeness(repo, found.ident, rules, all_files,
                             sorted({d.path for d, _ in found.roots}))
     problems += textconv.bare_default_namespaces(root, default_files)
@@ -299,9 +407,10 @@ that said the namespace is an identifier:
 
 {indent(rule_lines)}
 {default_paragraph(defaults)}{allow_paragraph(changed)}
-This commit is generated.  The script below makes it: run on the parent
-commit, from the top of the tree, with Coccinelle {version} and GNU sed,
-it gives this commit's tree byte for byte.  spatch's rules are inline;
+This commit is generated.  The script below makes it: run on the tree
+before the conversion (where the conversion is in parts, the parent of
+the first), from the top of the tree, with Coccinelle {version} and GNU
+sed, it gives this commit's tree byte for byte.  spatch's rules are inline;
 the sed commands are the edits of what spatch does not reach (the macros'
 definitions, comments, documentation, scripts):
 
@@ -316,6 +425,13 @@ Suggested-by: Masahiro Yamada <masahiroy@kernel.org>
     result.status = Status.CHANGED
     result.files = changed
     result.cached = res.cached
+    if transition:
+        last = set(repo.git("diff", "--name-only", "--no-renames", trees[2],
+                            trees[3]).split())
+        result.parts = split_parts(repo, changed, last, result.message)
+        if result.parts:
+            result.notes.append(f"in {len(result.parts)} parts of under "
+                                f"{MAIL_LIMIT // 1000} KB each")
     result.notes.append(f"{len(res.changed)} files by spatch, "
                         f"{len(leftovers)} sites by "
                         f"the text step, {len(roots)} definitions, "
@@ -664,7 +780,8 @@ def run_step(name: str, repo: Repo, spatch_bin: str, version: str,
             return StepResult(name, status, time.monotonic() - start,
                               d["subject"], d["message"], d["files"],
                               d["notes"], replayed=True,
-                              cc_files=d.get("cc_files", []))
+                              cc_files=d.get("cc_files", []),
+                              parts=[Part(*x) for x in d.get("parts", [])])
     r = STEPS[name](repo, spatch_bin, version, jobs, cache)
     tree = repo.git("write-tree").strip()
     memo.parent.mkdir(parents=True, exist_ok=True)
@@ -672,7 +789,8 @@ def run_step(name: str, repo: Repo, spatch_bin: str, version: str,
     tmp.write_text(json.dumps({
         "status": r.status.value, "tree": tree, "subject": r.subject,
         "message": r.message, "files": r.files, "notes": r.notes,
-        "cc_files": r.cc_files},
+        "cc_files": r.cc_files,
+        "parts": [[x.subject, x.message, x.files] for x in r.parts]},
         indent=1, sort_keys=True))
     tmp.replace(memo)
     return r

@@ -165,7 +165,8 @@ def script(cocci: str, hints: str, spatch_args: list[str],
            names: list[str], before: list[str], after: list[str]) -> str:
     """The recipe: the rules inline, spatch on the files that name one of
     names, the edits before and after it."""
-    lines = [START, "# Run from the top of the tree, on the parent commit.",
+    lines = [START, "# Run from the top of the tree, on the tree before the",
+             "# conversion.",
              'rules=$(mktemp -d)', """trap 'rm -rf "$rules"' EXIT""",
              "cat > \"$rules/ns_string.cocci\" <<'EOF_COCCI'",
              *cocci.rstrip("\n").split("\n"), "EOF_COCCI",

@@ -115,15 +115,29 @@ class Outcome:
         return cls(files=files, **d)
 
 
-def find_commit(repo: Repo, subject: str) -> tuple[str, str, str]:
-    """(commit, parent, tree) of the commit at or below HEAD with subject."""
+def find_conversion(repo: Repo) -> tuple[str, str, str]:
+    """(last commit, parent of the first, tree of the last) of the
+    treewide conversion at or below HEAD: one commit, or its parts."""
     log = repo.git("log", "--format=%H %P %T %s", "HEAD")
-    for line in log.splitlines():
-        parts = line.split(" ", 3)
-        if len(parts) == 4 and parts[3] == subject:
-            return parts[0], parts[1], parts[2]
-    raise ToolError(f"no commit '{subject}' in {repo.work_tree}; run 'make' "
-                    "(generate.py generate) first")
+    found = [line.split(" ", 3) for line in log.splitlines()
+             if len(line.split(" ", 3)) == 4
+             and convert.is_ns_string(line.split(" ", 3)[3])]
+    if not found:
+        raise ToolError(f"no commit '{convert.NS_STRING_SUBJECT}' in "
+                        f"{repo.work_tree}; run 'make' (generate.py "
+                        "generate) first")
+    return found[0][0], found[-1][1], found[0][2]
+
+
+def conversion_subject(series_dir: Path) -> str:
+    """The subject of the series' last patch of the treewide conversion
+    (apply_series() stops there)."""
+    subjects = [s for s in map(patch_subject, patch_files(series_dir))
+                if convert.is_ns_string(s)]
+    if not subjects:
+        raise ToolError(f"{series_dir}: no patch '{convert.NS_STRING_SUBJECT}'"
+                        "; run 'make' first")
+    return subjects[-1]
 
 
 def patch_subject(patch: Path) -> str:
@@ -162,6 +176,9 @@ class Make:
         cmd = ["make", "-C", str(src), f"O={build}", f"ARCH={t.arch}",
                *([f"CROSS_COMPILE={t.cross}"] if t.cross else []),
                f"CC={kbuild.cc(self.wrapper, t.compiler)}", f"-j{self.jobs}",
+               # the tree before the conversion as the kernel's code is
+               # compiled after it: without the transition of patch 0003
+               "KBUILD_NS_AS_WRITTEN=",
                *(["-k"] if keep_going else []), *targets]
         proc = run(cmd, timeout=MAKE_TIMEOUT, check=not keep_going,
                    env={"LC_ALL": "C",
@@ -402,11 +419,11 @@ def verify(ksrc: KernelTree, workdir: Path, out: Path, make: Make,
     start = time.monotonic()
     git_dir = workdir / "baseline.git"
     work = apply_series(ksrc, workdir, out / "series",
-                        convert.NS_STRING_SUBJECT)
-    commit, parent, tree = find_commit(work, convert.NS_STRING_SUBJECT)
+                        conversion_subject(out / "series"))
+    commit, parent, tree = find_conversion(work)
     log(f"  {out / 'series'} applied up to {commit[:12]}: "
         f"{time.monotonic() - start:.1f} s")
-    message = work.git("log", "-1", "--format=%B", commit)
+    message = work.git("log", "--format=%B", f"{parent}..{commit}")
     changed = work.git("diff-tree", "-r", "--name-only", "--no-renames",
                        parent, commit).split()
     direct = {f for f in changed if f.endswith(".c")}
@@ -581,7 +598,7 @@ def recorded(workdir: Path, tree: str) -> Outcome | None:
 def cover_lines(workdir: Path, repo: Repo) -> str:
     """The cover letter's equivalence figures for the series in repo."""
     try:
-        _, _, tree = find_commit(repo, convert.NS_STRING_SUBJECT)
+        _, _, tree = find_conversion(repo)
     except ToolError:
         return "  - equivalence: no ns-string commit in this series"
     o = recorded(workdir, tree)

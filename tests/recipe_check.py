@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The treewide commit's recipe, run from its message alone: on a work tree
-of the commit's parent, the script its message carries must give the
-commit's tree byte for byte.
+of the tree before the conversion (the parent of its first part, where it
+comes in parts), the script its (last) message carries must give the
+conversion's tree byte for byte.
 
   tests/recipe_check.py --ksrc PRISTINE --workdir WORKDIR [--series DIR]
 
@@ -40,8 +41,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = ap.parse_args(argv)
     workdir, series = Path(args.workdir).resolve(), Path(args.series)
     ksrc = check_tree(Path(args.ksrc).resolve(), False)
-    subject = convert.NS_STRING_SUBJECT
-    mails = [p for p in patch_files(series) if patch_subject(p) == subject]
+    mails = [p for p in patch_files(series)
+             if convert.is_ns_string(patch_subject(p))]
     print("TAP version 13")
     if not mails:
         print("1..0 # SKIP the series has no treewide commit (the tree "
@@ -49,8 +50,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("0 passed, 0 failed")
         return 0
     print("1..2")
-    am = verify.apply_series(ksrc, workdir, series, subject)
-    commit = am.git("rev-parse", "HEAD").strip()
+    am = verify.apply_series(ksrc, workdir, series,
+                             verify.conversion_subject(series))
+    commit, parent, _ = verify.find_conversion(am)
     message = am.git("log", "-1", "--format=%B", commit)
     passed = failed = 0
 
@@ -64,17 +66,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     try:
         script = recipe.extract(message)
-        from_mail = recipe.extract(mails[0].read_text(
+        from_mail = recipe.extract(mails[-1].read_text(
             encoding="utf-8", errors="surrogateescape"))
         verdict(1, script == from_mail, "the recipe in the mail is the one "
-                "in the commit", f"{mails[0].name}: "
+                "in the commit", f"{mails[-1].name}: "
                 f"{len(script.splitlines())} lines")
     except ValueError as e:
         verdict(1, False, "the recipe in the mail is the one in the commit",
                 str(e))
         print(f"{passed} passed, {failed} failed")
         return 1
-    parent = am.git("rev-parse", f"{commit}^").strip()
     work = attach_worktree(workdir / "baseline.git", parent,
                            workdir / "recipe")
     assert work.work_tree is not None

@@ -248,8 +248,8 @@ def test_first_error_in_an_included_header() -> None:
 def test_cover_lines_quote_only_this_series(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     tree = "t" * 40
-    monkeypatch.setattr(verify, "find_commit",
-                        lambda repo, subject: ("c" * 40, "p" * 40, tree))
+    monkeypatch.setattr(verify, "find_conversion",
+                        lambda repo: ("c" * 40, "p" * 40, tree))
     assert "not run for this series; make verify" in \
         verify.cover_lines(tmp_path, None)  # type: ignore[arg-type]
     o = verify.Outcome("c" * 40, "p" * 40, tree, "gcc 12", total=2, files=[
