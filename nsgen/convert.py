@@ -164,8 +164,9 @@ def split_parts(repo: Repo, changed: list[str], last: set[str],
             "builds and gives the same namespaces; the last part explains "
             f"the change and carries the script that makes all {total} "
             "parts.")
+        dirs = indent(textwrap.fill(where, 68, break_on_hyphens=False))
         parts.append(Part(subject, f"{subject}\n\n{body}\n\nFiles by "
-                          f"directory:\n\n{indent(textwrap.fill(where, 68, break_on_hyphens=False))}\n", files))
+                          f"directory:\n\n{dirs}\n", files))
     head, _, rest = message.partition("\n")
     subject = f"{head} ({total}/{total})"
     parts.append(Part(subject, subject + "\n" + rest, final))
