@@ -66,25 +66,27 @@ def line_command(n: int, old: str, new: str) -> str:
 
 
 def file_commands(old: str, new: str) -> list[str] | None:
-    """sed commands that turn the text old into new, or None when the
-    change adds or removes lines."""
+    """sed commands that turn the text old into new (a line changed is an
+    s command, a line removed a d command, each addressed by its number in
+    old), or None when the change adds lines."""
     a, b = old.split("\n"), new.split("\n")
     cmds = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
             None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
-        if tag != "replace" or i2 - i1 != j2 - j1:
+        if j2 - j1 > i2 - i1:
             return None
         cmds += [line_command(i1 + k + 1, a[i1 + k], b[j1 + k])
-                 for k in range(i2 - i1)]
+                 for k in range(j2 - j1)]
+        cmds += [f"{i1 + k + 1}d" for k in range(j2 - j1, i2 - i1)]
     return cmds
 
 
 def edits(repo: Repo, before: str, after: str) -> list[str]:
     """Shell lines that turn the tree before into the tree after (two
     tree ids of repo): sed per file, a git apply here-document where a
-    file gains or loses lines."""
+    file gains lines."""
     out = []
     names = repo.git("diff", "--name-only", "--no-renames", before,
                      after).split()
@@ -145,17 +147,23 @@ def command(head: list[str], args: list[str], tail: str = "") -> list[str]:
             lines[-1] += " " + text
             continue
         lines[-1] += " \\"
-        if len(parts) == len(unit):
+        if len(parts) == len(unit) and len(text) + 4 <= WIDTH:
             lines.append("  " + text)
+            continue
+        if len(parts) == len(unit):     # the option, then its value
+            lines.append("  " + parts[0] + " \\")
+            lines.append("  " + " ".join(parts[1:]))
             continue
         # a word cut in pieces: its option ends this line, the pieces
         # start theirs
         for w in unit:
             pieces = _word(w)
-            if len(pieces) == 1:
+            if len(pieces) > 1:
+                lines += pieces
+            elif len(lines[-1]) + 1 + len(pieces[0]) <= WIDTH:
                 lines[-1] = lines[-1][:-2] + " " + pieces[0] + " \\"
             else:
-                lines += pieces
+                lines.append("  " + pieces[0] + " \\")
     if tail:
         lines[-1] += " " + tail
     return lines

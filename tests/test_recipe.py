@@ -35,6 +35,18 @@ def test_lines_added_are_not_sed() -> None:
     assert recipe.file_commands("a\nb\n", "a\nx\nb\n") is None
 
 
+def test_lines_removed_are_sed(tmp_path: Path) -> None:
+    old = "keep\n# one\n# two\nVAR ?= y\nifneq ($(A)$(VAR),)\nend\n"
+    new = "keep\n# one.\nifneq ($(A),)\nend\n"
+    f = tmp_path / "Makefile.lib"
+    f.write_text(old)
+    cmds = recipe.file_commands(old, new)
+    assert cmds is not None
+    subprocess.run(["sed", "-i", *[a for c in cmds for a in ("-e", c)],
+                    str(f)], check=True)
+    assert f.read_text() == new
+
+
 def test_extract_strips_the_indent_and_stops_at_the_end() -> None:
     body = recipe.script("// rule\n\n\n@@\n@@\n", "#define A 1\n", ["-D", "x"],
                          ["FOO"], [], ["sed -i -e '1s/a/b/' f"])
@@ -71,8 +83,8 @@ def test_subject_follows_the_subsystem(tmp_path: Path) -> None:
 
 def test_long_words_are_cut_and_joined_again() -> None:
     words = ["-e", "x" * 30 + "'quote'" + "y" * 100 + "$dollar\\back",
-             "short", "-D", "ns_macros=" + ",".join(f"NAME_{i}" for i in
-                                                   range(40))]
+             "short", "-e", "z" * 64, "-D", "ns_macros=" + ",".join(
+                 f"NAME_{i}" for i in range(40))]
     lines = recipe.command(["printf", "%s\\n"], words)
     assert all(len(line) <= recipe.WIDTH for line in lines)
     out = subprocess.run(["sh", "-c", "\n".join(lines)], check=True,
