@@ -60,6 +60,10 @@ too; the series changes nothing there.
 WHO_TO_ASK = "who-to-ask.txt"
 
 
+def took(seconds: int) -> str:
+    return f"{seconds // 60} min" if seconds >= 60 else f"{seconds} s"
+
+
 def tests_text(checks: "CoverChecks") -> str:
     """The results recorded for this very series, each line or what to
     run for it."""
@@ -74,7 +78,7 @@ def tests_text(checks: "CoverChecks") -> str:
         lines.append(textwrap.fill(
             f"- {what}: {r['passed']} passed, {r['failed']} failed on "
             f"{r['kernel']} ({r.get('config', 'x86_64')}; {r['date']}, "
-            f"{r['elapsed'] // 60} min)", 72, initial_indent="  ",
+            f"{took(int(r['elapsed']))})", 72, initial_indent="  ",
             subsequent_indent="    ", break_on_hyphens=False))
     return "\n".join(lines)
 
