@@ -81,7 +81,8 @@ CREDIT = ("Masahiro Yamada proposed string namespaces in the discussion of "
           "exports restricted to named modules (November 2024).")
 
 
-# The lists refuse larger mails; a part's diff and message stay under it.
+# vger.kernel.org's lists refuse larger mails; a part's diff and message
+# stay under it (tests/mail_check.py checks every mail against it).
 MAIL_LIMIT = 100_000
 PART_BUDGET = 80_000
 TRANSITION = re.compile(

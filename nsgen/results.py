@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .run import ToolError
+from .series import patch_files
 from .tree import Repo
 
 
@@ -45,13 +46,9 @@ def key_of_commits(repo: Repo, base: str, head: str) -> str:
 def key_of_mails(series_dir: Path) -> str:
     """The key of a series written by format-patch (the cover letter, which
     has no diff, left out)."""
-    ids = []
-    for mail in sorted(series_dir.glob("[0-9][0-9][0-9][0-9]-*.patch")):
-        if mail.name.startswith("0000-"):
-            continue
-        ids += _ids(mail.read_text(encoding="utf-8",
-                                   errors="surrogateescape"))
-    return key_of(ids)
+    return key_of([i for mail in patch_files(series_dir)
+                   for i in _ids(mail.read_text(encoding="utf-8",
+                                                errors="surrogateescape"))])
 
 
 def record(workdir: Path, kind: str, key: str, data: dict[str, Any]) -> Path:

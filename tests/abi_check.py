@@ -21,7 +21,6 @@ TAP on stdout; the last line is 'N passed, N failed'.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
@@ -32,7 +31,7 @@ sys.path[:0] = [str(PROJECT), str(PROJECT / "tests")]
 
 import scratch_tree  # noqa: E402
 from nsgen import abi, kbuild, verify  # noqa: E402
-from nsgen.tree import attach_worktree, check_tree  # noqa: E402
+from nsgen.tree import attach_worktree  # noqa: E402
 
 MODULE_H = "include/linux/module.h"
 
@@ -63,13 +62,10 @@ BREAKS = (
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    scratch_tree.add_arguments(ap, "abi-check")
-    args = ap.parse_args(argv)
+    a = scratch_tree.parse(__doc__, "abi-check", argv)
+    args, ksrc, workdir, out = a.args, a.ksrc, a.workdir, a.out
     wrapper, _ = kbuild.resolve_wrapper(args.cc_wrapper)
     make = verify.Make(args.jobs, wrapper)
-    workdir, out = Path(args.workdir).resolve(), Path(args.out)
-    ksrc = check_tree(Path(args.ksrc).resolve(), False)
     log: Callable[[str], None] = lambda s: print(f"    # {s}", flush=True)
     repo, base, head = abi.series_revs(ksrc, workdir, Path(args.series))
     git_dir = workdir / "baseline.git"

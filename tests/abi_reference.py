@@ -45,7 +45,7 @@ import boot_qemu  # noqa: E402
 import scratch_tree  # noqa: E402
 from nsgen import abi  # noqa: E402
 from nsgen.run import progress, run  # noqa: E402
-from nsgen.tree import attach_worktree, check_tree  # noqa: E402
+from nsgen.tree import attach_worktree  # noqa: E402
 
 MODULE = r'''// SPDX-License-Identifier: GPL-2.0
 /* Built against the pristine kernel, loaded on the patched one. */
@@ -134,12 +134,9 @@ def build(ksrc: Path, build_dir: Path, args: argparse.Namespace,
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    scratch_tree.add_arguments(ap, "abi-reference")
-    args = ap.parse_args(argv)
-    workdir, out = Path(args.workdir).resolve(), Path(args.out)
-    ksrc = check_tree(Path(args.ksrc).resolve(), False)
-    _, base, head = abi.series_revs(ksrc, workdir, Path(args.series))
+    a = scratch_tree.parse(__doc__, "abi-reference", argv)
+    args, ksrc, workdir, out = a.args, a.ksrc, a.workdir, a.out
+    _, base, head = abi.series_revs(ksrc, workdir, a.series)
     git_dir = workdir / "baseline.git"
     ref = workdir / "abi-reference"
     ref.mkdir(exist_ok=True)

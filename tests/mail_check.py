@@ -32,6 +32,7 @@ from typing import Optional, Sequence
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
+from nsgen import convert  # noqa: E402
 from nsgen.run import run  # noqa: E402
 
 CAPTURE = '''#!/bin/sh
@@ -137,9 +138,6 @@ def checkpatch(ksrc: Path, text: str, *extra: str) -> Counter[str]:
         r': (ERROR|WARNING|CHECK):(\w+):', proc.stdout))
 
 
-# vger.kernel.org's lists refuse larger messages.
-MAIL_LIMIT = 100_000
-
 # checkpatch's checks of the commit message itself (the diff's findings
 # are judged against the lines it changes; the message has no such excuse).
 MESSAGE_TYPES = frozenset((
@@ -197,8 +195,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         case('b4 am finds the whole series', b4_am(patches,
                                                    args.work / 'b4am'))
         big = [f'{p.name}: {p.stat().st_size // 1000} KB' for p in patches
-               if p.stat().st_size >= MAIL_LIMIT]
-        case(f'every mail under {MAIL_LIMIT // 1000} KB (the lists\' '
+               if p.stat().st_size >= convert.MAIL_LIMIT]
+        case(f'every mail under {convert.MAIL_LIMIT // 1000} KB (the lists\' '
              'limit)', f'over it: {", ".join(big)}' if big else None,
              f'largest {max(p.stat().st_size for p in patches) // 1000} KB')
         for p in patches[1:]:

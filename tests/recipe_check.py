@@ -17,7 +17,6 @@ TAP on stdout; the last line is 'N passed, N failed'.
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -32,15 +31,12 @@ import scratch_tree  # noqa: E402
 from nsgen import convert, recipe, verify  # noqa: E402
 from nsgen.verify import patch_subject  # noqa: E402
 from nsgen.series import patch_files  # noqa: E402
-from nsgen.tree import attach_worktree, check_tree  # noqa: E402
+from nsgen.tree import attach_worktree  # noqa: E402
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    scratch_tree.add_arguments(ap, "recipe-check")
-    args = ap.parse_args(argv)
-    workdir, series = Path(args.workdir).resolve(), Path(args.series)
-    ksrc = check_tree(Path(args.ksrc).resolve(), False)
+    a = scratch_tree.parse(__doc__, "recipe-check", argv)
+    ksrc, workdir, series = a.ksrc, a.workdir, a.series
     mails = [p for p in patch_files(series)
              if convert.is_ns_string(patch_subject(p))]
     print("TAP version 13")

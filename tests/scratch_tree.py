@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from nsgen import kbuild, series, tree
 from nsgen.tree import Repo
@@ -27,6 +28,26 @@ def add_arguments(ap: argparse.ArgumentParser, name: str) -> None:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--cc-wrapper", default=kbuild.AUTO,
                     help="compiler wrapper (default: ccache if installed)")
+
+
+@dataclass
+class Parsed:
+    args: argparse.Namespace
+    ksrc: tree.KernelTree   # the pristine tree, checked
+    workdir: Path           # resolved
+    series: Path
+    out: Path
+
+
+def parse(doc: str, name: str, argv: Sequence[str] | None) -> Parsed:
+    """The common arguments of the slow scripts (add_arguments), parsed and
+    checked: a one-line refusal of a KSRC that is not a clean kernel tree."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    add_arguments(ap, name)
+    args = ap.parse_args(argv)
+    return Parsed(args, tree.check_tree(Path(args.ksrc).resolve(), False),
+                  Path(args.workdir).resolve(), Path(args.series),
+                  Path(args.out))
 
 
 @dataclass
