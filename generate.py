@@ -9,6 +9,7 @@ The input tree is only read.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shlex
 import signal
@@ -20,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from nsgen import (abi, convert, guard, identity, kbuild, mail, module,
-                   results, review, series, spatch, steps, tree, verify)
+from nsgen import (abi, convert, drift, guard, identity, kbuild, mail, module,
+                   results, review, series, spatch, steps, tree,
+                   verify)
 from nsgen.run import ToolError, progress
 
 PROJECT = Path(__file__).resolve().parent
@@ -39,7 +41,7 @@ EXTMOD_STEP = ("-module-let-external-modules-write-a-symbol-namespace-"
 def external_modules_text(decisions: list[steps.Decision]) -> str:
     """What the series means for modules built outside the tree."""
     kinds = {d.kind for d in decisions if d.step.endswith(EXTMOD_STEP)}
-    if kinds & {steps.Kind.APPLIES, steps.Kind.VARIANT}:
+    if kinds & {steps.Kind.APPLIES, steps.Kind.DRIFT, steps.Kind.VARIANT}:
         return """Modules built outside the tree (make M=DIR, as DKMS does) keep
 building unchanged: they may write a namespace bare, as this kernel
 required until now, or as a string, as upstream requires since 6.13,
@@ -357,6 +359,33 @@ def run_generate(args: argparse.Namespace) -> int:
         return generate_locked(args, i, start)
 
 
+def run_refresh(args: argparse.Namespace) -> int:
+    """The refresh tree of a refused step, fixed by hand, becomes the
+    step's text for this tree's line; then the series is generated."""
+    start = time.monotonic()
+    i = check_generate(args)
+    names = [e.name for e in i.order if e.kind == "patch"]
+    step = [n for n in names if n == args.step
+            or n.removesuffix(".patch") == args.step]
+    step = step or [n for n in names if n.startswith(args.step)]
+    if len(step) != 1:
+        raise ToolError(f"refresh {args.step}: "
+                        + ("names no hand-written step" if not step else
+                           f"names {len(step)} steps") + " of "
+                        f"{i.order_file} ({', '.join(names)})")
+    if args.dry_run:
+        return dry_run(i)
+    patch_dir = i.order_file.parent
+    with guard.locked(i.workdir, "WORKDIR", wait=not args.no_wait):
+        r = drift.refresh(i.workdir, step[0], patch_dir,
+                          patch_dir / "steps.conf", args.jobs)
+        log(f"refresh: wrote {r.path}"
+            + (f" (a new variant {r.new_variant}; steps.conf: "
+               + " | ".join(r.probes) + ")" if r.new_variant else
+               " (the step's new text)"))
+        return generate_locked(args, i, start)
+
+
 def generate_locked(args: argparse.Namespace, i: Inputs,
                     start: float) -> int:
     ksrc, workdir, out, version = i.ksrc, i.workdir, i.out, i.spatch_version
@@ -390,11 +419,19 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
             decisions.append(d)
             log(f"  {e.name}: {d.line()}")
             if d.kind is steps.Kind.REFUSED:
-                raise ToolError(f"{e.name} refused: {d.reason}")
+                hint = refresh_hint(base, workdir, ksrc, d, patch_dir) \
+                    if d.fit is not None and (d.fit.failed or d.fit.trouble) \
+                    else ""
+                raise ToolError(f"{e.name} refused: {d.reason}{hint}")
             if d.patch is not None:
-                series.apply_patch(base.repo, d.patch, sender, date)
-                log(f"  applied {d.patch.relative_to(patch_dir)}: "
+                before = base.repo.git("rev-parse", "HEAD").strip()
+                apply_step(base.repo, d, patch_dir, workdir, sender, date)
+                log(f"  applied {d.patch.relative_to(patch_dir)}"
+                    f"{' with fuzz' if d.fit and d.fit.fuzzed else ''}: "
                     f"{time.monotonic() - t:.1f} s")
+            if d.fit is not None and d.fit.fuzzed:
+                decisions[-1] = prove_fuzz(base, workdir, ksrc, d,
+                                           patch_dir, before, args.jobs)
             continue
         r = convert.run_step(e.name, base.repo, args.spatch, version,
                              args.jobs, workdir / "cache", args.recompute)
@@ -447,6 +484,74 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
     log(f"generate: {len(patches)} patches and a cover letter in {out}: "
         f"{time.monotonic() - start:.1f} s")
     return 0
+
+
+def apply_step(repo: tree.Repo, d: steps.Decision, patch_dir: Path,
+               workdir: Path, sender: identity.Sender, date: str) -> None:
+    """git am the patch d chose; one that needs fuzz is applied by GNU
+    patch first and git am'ed as this tree's diff under the stored
+    message (kept in WORKDIR/drift/ for the maintainer to read)."""
+    assert d.patch is not None
+    if d.fit is None or not d.fit.fuzzed:
+        series.apply_patch(repo, d.patch, sender, date)
+        return
+    assert repo.work_tree is not None
+    rc, report = drift.gnu_patch(repo.work_tree, d.patch, dry_run=False)
+    if rc != 0:
+        raise ToolError(f"GNU patch {d.patch.name} failed after its dry run "
+                        f"succeeded: {report.strip().splitlines()[-1:]}")
+    # -f: Debian's .gitignore ignores every file that is not tracked
+    repo.git("add", "-f", "-A", ".")
+    repo.git("commit", "-q", "--no-verify", "-m", "drift")
+    stored = d.patch.read_text(encoding="utf-8", errors="surrogateescape")
+    text = drift.splice(stored, drift.format_tail(repo.argv(), "HEAD"))
+    repo.git("reset", "-q", "--hard", "HEAD~1")
+    out = workdir / "drift" / d.step
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8", errors="surrogateescape")
+    series.apply_patch(repo, out, sender, date)
+
+
+def prove_fuzz(base: tree.Baseline, workdir: Path, ksrc: tree.KernelTree,
+               d: steps.Decision, patch_dir: Path, before: str,
+               jobs: int) -> steps.Decision:
+    """A patch applied with fuzz: the C files it touches must compile (a
+    hunk fuzzed into the wrong place, or onto code of another design,
+    often does not).  If they do not, the step is refused and a refresh
+    tree left, as for a hunk that lands nowhere."""
+    assert d.fit is not None
+    t = time.monotonic()
+    try:
+        proof = drift.compile_sources(base.repo.work_tree,
+                                      workdir / "build-drift", jobs,
+                                      d.fit.touched_sources())
+    except ToolError as e:
+        hint = refresh_hint(base, workdir, ksrc, d, patch_dir, before,
+                            "the patch is applied (with fuzz) in {where}: "
+                            "make it compile there")
+        raise ToolError(f"{d.step} refused: {e}{hint}") from None
+    log(f"  fuzz proven: {proof}: {time.monotonic() - t:.1f} s")
+    return dataclasses.replace(d, proof=proof)
+
+
+def refresh_hint(base: tree.Baseline, workdir: Path, ksrc: tree.KernelTree,
+                 d: steps.Decision, patch_dir: Path, at: str = "",
+                 what: str = "the rest of it is applied in {where}, each "
+                 "rejected hunk in FILE.rej beside its file: apply them by "
+                 "hand there, delete the .rej files") -> str:
+    """For a step refused because its patch does not fit (hunks that land
+    nowhere, or fuzz that does not compile): the refresh tree left for the
+    maintainer at commit at (default HEAD), and what to run once fixed."""
+    if d.fit is None or d.patch is None:
+        return ""
+    line = ".".join(ksrc.version.split(".")[:2])
+    where = drift.leave_refresh_tree(
+        base.repo.git_dir, at or base.repo.git("rev-parse", "HEAD").strip(),
+        workdir, d.step, d.fit, str(d.patch.relative_to(patch_dir)),
+        base_desc(ksrc, ""), line, list(d.probes))
+    return (". " + what.format(where=where).capitalize() + ", then run "
+            f"'make refresh STEP={d.step}' (generate.py refresh), which "
+            "writes the step for this tree and regenerates")
 
 
 def commit_step(repo: tree.Repo, message: str, files: list[str] | None,
@@ -660,6 +765,44 @@ def add_kbuild_options(p: argparse.ArgumentParser, out_help: str) -> None:
                    "ccache if installed)")
 
 
+def add_generate_options(p: argparse.ArgumentParser) -> None:
+    """The options of generate (and of refresh, which ends in one)."""
+    p.add_argument("--out", default=str(PROJECT / "out"),
+                   help="the series goes to OUT/series, replaced as a "
+                   "whole at the end (default: %(default)s)")
+    p.add_argument("--jobs", type=positive_int,
+                   default=os.cpu_count() or 1,
+                   help="parallel spatch and get_maintainer.pl processes, "
+                   "1 or more (default: %(default)s)")
+    p.add_argument("--spatch", default="spatch",
+                   help="the spatch (Coccinelle) program (default: "
+                   "%(default)s)")
+    p.add_argument("--base-desc", default="",
+                   help="how the cover letter names the base tree, e.g. "
+                   "the Debian package and version")
+    p.add_argument("--maintainers", default="", metavar="FILE",
+                   help="the MAINTAINERS file get_maintainer.pl reads "
+                   "(default: the tree's; an old stable tree's is out of "
+                   "date: name a newer one)")
+    p.add_argument("--series-file", default=str(PROJECT / "patches" / "series"),
+                   help="the order file (default: %(default)s)")
+    p.add_argument("--author", default="",
+                   help='who sends the series, "Name <email>" (default: '
+                   "git's user.name and user.email)")
+    p.add_argument("--date", default="",
+                   help="the patches' date, RFC 2822 or ISO 8601; "
+                   "without a time zone it is UTC (default: the Debian "
+                   "package's changelog date, or the newest commit of a "
+                   "git tree)")
+    p.add_argument("--recompute", action="store_true",
+                   help="run every generated step, even where an earlier "
+                   "run recorded its result for the same tree and code "
+                   "(WORKDIR/cache/steps)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="check every argument as a run would, then print "
+                   "the commands instead of running them")
+
+
 def setup_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="generate.py", description=__doc__.split("\n\n")[0],
@@ -669,40 +812,15 @@ def setup_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     gen = sub.add_parser("generate", help="write the series (the default)")
     add_common(gen, "kernel source tree (only read, never modified)")
-    gen.add_argument("--out", default=str(PROJECT / "out"),
-                     help="the series goes to OUT/series, replaced as a "
-                     "whole at the end (default: %(default)s)")
-    gen.add_argument("--jobs", type=positive_int,
-                     default=os.cpu_count() or 1,
-                     help="parallel spatch and get_maintainer.pl processes, "
-                     "1 or more (default: %(default)s)")
-    gen.add_argument("--spatch", default="spatch",
-                     help="the spatch (Coccinelle) program (default: "
-                     "%(default)s)")
-    gen.add_argument("--base-desc", default="",
-                     help="how the cover letter names the base tree, e.g. "
-                     "the Debian package and version")
-    gen.add_argument("--maintainers", default="", metavar="FILE",
-                     help="the MAINTAINERS file get_maintainer.pl reads "
-                     "(default: the tree's; an old stable tree's is out of "
-                     "date: name a newer one)")
-    gen.add_argument("--series-file", default=str(PROJECT / "patches" / "series"),
-                     help="the order file (default: %(default)s)")
-    gen.add_argument("--author", default="",
-                     help='who sends the series, "Name <email>" (default: '
-                     "git's user.name and user.email)")
-    gen.add_argument("--date", default="",
-                     help="the patches' date, RFC 2822 or ISO 8601; "
-                     "without a time zone it is UTC (default: the Debian "
-                     "package's changelog date, or the newest commit of a "
-                     "git tree)")
-    gen.add_argument("--recompute", action="store_true",
-                     help="run every generated step, even where an earlier "
-                     "run recorded its result for the same tree and code "
-                     "(WORKDIR/cache/steps)")
-    gen.add_argument("--dry-run", action="store_true",
-                     help="check every argument as a run would, then print "
-                     "the commands instead of running them")
+    add_generate_options(gen)
+    ref = sub.add_parser(
+        "refresh", help="turn the refresh tree a refused step left, once "
+        "fixed by hand, into the step's text for this tree (a new variant "
+        "in patches/N.M/, its probe in steps.conf), then generate")
+    add_common(ref, "kernel source tree (only read, never modified)")
+    add_generate_options(ref)
+    ref.add_argument("step", help="the refused step: its name in "
+                     "patches/series, or a unique start of it (0004)")
     app = sub.add_parser("apply", help="git am a series onto the pristine "
                          "baseline and check the result out in DEST")
     add_common(app, "pristine kernel tree (only read)")
@@ -775,6 +893,7 @@ permission bits, before the first is renamed over the old one.""")
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "generate": run_generate,
+    "refresh": run_refresh,
     "apply": run_apply,
     "check": run_check,
     "verify": run_verify,

@@ -43,7 +43,7 @@ PACKAGES=(coccinelle python3 python3-pytest make gcc git
 	  qemu-system-x86 busybox-static bc bison flex libelf-dev libssl-dev
 	  cpio kmod ccache distcc perl python3-ply python3-git xz-utils shellcheck
 	  debian-archive-keyring linux-headers-amd64 git-email libmailtools-perl b4
-	  dwarves)
+	  dwarves patch)
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 NEWER_SUITES=(trixie trixie-backports sid)
 # Where the out-of-tree modules of the boot test come from (Debian 13).

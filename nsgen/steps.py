@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from .drift import Fit, describe_failed, fit
 from .run import ToolError
 from .series import apply_check
 from .tree import Repo
@@ -29,6 +30,7 @@ from .tree import Repo
 
 class Kind(Enum):
     APPLIES = "applies"
+    DRIFT = "applies with drift"
     VARIANT = "applies in a variant"
     ALREADY = "already in this tree"
     REFUSED = "refused"
@@ -70,11 +72,23 @@ class Decision:
     reason: str               # one line
     variant: str = ""         # variant directory, for Kind.VARIANT
     patch: Path | None = None  # the file to apply
+    fit: Fit | None = None    # where its hunks land on this tree
+    # the probes that chose the patch ('FILE REGEX -- WHY'), which a
+    # refreshed variant keeps
+    probes: tuple[str, ...] = ()
+    proof: str = ""           # how a fuzzed application was proven
+
+    @property
+    def drift(self) -> str:
+        return self.fit.drift() if self.fit is not None else ""
 
     def line(self) -> str:
         what = self.kind.value
-        if self.kind is Kind.VARIANT:
+        if self.variant and self.kind is Kind.VARIANT:
             what = f"applies in the variant {self.variant}"
+        if self.drift and self.kind is not Kind.REFUSED:
+            what += " (" if self.kind is Kind.DRIFT else ", with drift ("
+            what += self.drift + (f"; {self.proof})" if self.proof else ")")
         return f"{what}: {self.reason}" if self.reason else what
 
 
@@ -172,16 +186,22 @@ def decide(repo: Repo, patch_dir: Path, step: str,
                             + "; ".join(looked) + ")")
         kind, variant, patch = Kind.APPLIES, "", patch_dir / step
         why = "; ".join(p.why for p in rule.needs)
+        used = rule.needs
     else:
         kind, variant, patch = Kind.VARIANT, chosen[0], \
             patch_dir / chosen[0] / step
         why = "; ".join(p.why for p in chosen[1])
-    where = apply_check(repo, patch)
-    if where is not None:
+        used = chosen[1]
+    probes = tuple(f"{p.path} {p.regex} -- {p.why}" for p in used)
+    exact = apply_check(repo, patch) is None
+    f = fit(root, patch, exact)
+    if f.failed or f.trouble:
         name = f"{variant}/{step}" if variant else step
         return Decision(step, Kind.REFUSED,
-                        f"{name} fits this tree but does not apply{where}: "
-                        "refresh it", variant, patch)
+                        f"{name} fits this tree but does not apply: "
+                        f"{describe_failed(f)}", variant, patch, f, probes)
+    if f.drift() and kind is Kind.APPLIES:
+        kind = Kind.DRIFT
     if rule.offenders:
         built = modules_built(repo, added_strings(patch))
         if built:
@@ -190,7 +210,7 @@ def decide(repo: Repo, patch_dir: Path, step: str,
                             "Kbuild file has it): an in-tree module cannot "
                             "be a licence offender; drop it from the patch",
                             variant, patch)
-    return Decision(step, kind, why, variant, patch)
+    return Decision(step, kind, why, variant, patch, f, probes)
 
 
 def added_strings(patch: Path) -> list[str]:

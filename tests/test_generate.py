@@ -216,8 +216,16 @@ def test_patch_that_does_not_apply(env: dict[str, Path],
     assert gen(env) == 1
     msg = one_error(capsys)
     assert "0001-bad.patch refused: 0001-bad.patch fits this tree but does " \
-        "not apply at kernel/module/main.c: refresh it" in msg
+        "not apply: kernel/module/main.c hunk 1 (near line 1)" in msg
+    assert "make refresh STEP=0001-bad.patch" in msg
     assert [p.read_bytes() for p in good] == before      # old series kept
+    left = env["workdir"] / "refresh" / "0001-bad"
+    assert (left / "kernel/module/main.c.rej").is_file()
+    # a second run refuses again and leaves the maintainer's tree alone
+    (left / "kernel/module/main.c").write_text("/* fixed by hand */\n")
+    assert gen(env) == 1
+    assert (left / "kernel/module/main.c").read_text() == \
+        "/* fixed by hand */\n"
 
 
 def test_dry_run_runs_nothing(env: dict[str, Path],
