@@ -4,6 +4,7 @@ guarantees (input untouched, reproducible, idempotent) and its errors."""
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -219,13 +220,96 @@ def test_patch_that_does_not_apply(env: dict[str, Path],
         "not apply: kernel/module/main.c hunk 1 (near line 1)" in msg
     assert "make refresh STEP=0001-bad.patch" in msg
     assert [p.read_bytes() for p in good] == before      # old series kept
-    left = env["workdir"] / "refresh" / "0001-bad"
+    left = env["work"] / "refresh" / "0001-bad"
     assert (left / "kernel/module/main.c.rej").is_file()
     # a second run refuses again and leaves the maintainer's tree alone
     (left / "kernel/module/main.c").write_text("/* fixed by hand */\n")
     assert gen(env) == 1
     assert (left / "kernel/module/main.c").read_text() == \
         "/* fixed by hand */\n"
+
+
+def fake_make(env: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """make and scripts/config that only record what they were asked (the
+    mini tree is no kernel to build); make defconfig writes a .config."""
+    bin_dir = env["tmp"] / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    log = env["tmp"] / "make.log"
+    make = bin_dir / "make"
+    make.write_text("#!/bin/sh\necho \"$*\" >> " + str(log) + "\n"
+                    "for a; do case $a in O=*) o=${a#O=};; esac; done\n"
+                    "case \" $* \" in *\" defconfig \"*) : > \"$o/.config\";; esac\n")
+    make.chmod(0o755)
+    config = env["ksrc"] / "scripts/config"
+    config.write_text("#!/bin/sh\nexit 0\n")
+    config.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    return log
+
+
+def test_refresh_turns_the_fixed_tree_into_a_variant(
+        env: dict[str, Path], capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step that does not apply is refused with its hunk named; the
+    maintainer fixes the refresh tree by hand; refresh writes the step's
+    variant for this tree's line (its probe from what the tree shows),
+    which then applies exactly, and regenerates."""
+    log = fake_make(env, monkeypatch)
+    patches = env["order"].parent
+    stored = (
+        "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
+        "From: A <a@example.invalid>\nDate: Sat, 1 Jan 2000 00:00:00 +0000\n"
+        "Subject: [PATCH] module: say what the loader is\n\n"
+        "The loader says what it is.\n\n"
+        "Signed-off-by: A <a@example.invalid>\n---\nA note for reviewers.\n\n"
+        " kernel/module/main.c | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)\n\n"
+        "diff --git a/kernel/module/main.c b/kernel/module/main.c\n"
+        "--- a/kernel/module/main.c\n+++ b/kernel/module/main.c\n"
+        "@@ -1 +1 @@\n-/* the module loader */\n+/* the module loader: it loads */\n")
+    (patches / "0001-say.patch").write_text(stored)
+    (patches / "steps.conf").write_text(
+        "[0001-say.patch]\nneeds: kernel/module/main.c loader -- the loader "
+        "is there\n")
+    env["order"].write_text("0001-say.patch\ngenerate: ns-string\n")
+    assert gen(env) == 1
+    msg = one_error(capsys)
+    assert "kernel/module/main.c hunk 1 (near line 1)" in msg
+    left = env["work"] / "refresh" / "0001-say"
+    assert (left / "kernel/module/main.c.rej").is_file()
+    # refused while a .rej is there
+    assert generate.main(["refresh", "--ksrc", str(env["ksrc"]), "--workdir",
+                          str(env["work"]), "--out", str(env["out"]),
+                          "--series-file", str(env["order"]),
+                          "--author", "Test Sender <sender@example.org>",
+                          "--date", "2026-12-01T12:00:00+00:00",
+                          "0001"]) == 1
+    assert "still to fix: kernel/module/main.c.rej" in one_error(capsys)
+    (left / "kernel/module/main.c").write_text("/* the loader: it loads */\n")
+    (left / "kernel/module/main.c.rej").unlink()
+    assert generate.main(["refresh", "--ksrc", str(env["ksrc"]), "--workdir",
+                          str(env["work"]), "--out", str(env["out"]),
+                          "--series-file", str(env["order"]),
+                          "--author", "Test Sender <sender@example.org>",
+                          "--date", "2026-12-01T12:00:00+00:00",
+                          "0001"]) == 0
+    variant = patches / "6.12" / "0001-say.patch"
+    text = variant.read_text()
+    # the message and the note kept, the diff this tree's
+    assert text.startswith(stored.split(" kernel/module/main.c |")[0])
+    assert "-/* the loader */\n+/* the loader: it loads */\n" in text
+    conf = (patches / "steps.conf").read_text()
+    assert "variant: 6.12 kernel/module/main.c ^\\s*/\\* the loader \\*/" \
+        "\\s*$ -- " in conf
+    assert "variant: 6.12 kernel/module/main.c loader -- the loader is " \
+        "there" in conf
+    assert "kernel/module/main.o" in log.read_text()    # compiled
+    assert not left.exists()
+    series = listing(env["out"] / "series")
+    assert "+/* the loader: it loads */" in series[1].read_text()
+    # the variant applies exactly: the next run takes it as it is
+    assert gen(env) == 0
+    assert "applies in the variant 6.12" in \
+        (env["out"] / "series" / "0000-cover-letter.patch").read_text()
 
 
 def test_dry_run_runs_nothing(env: dict[str, Path],

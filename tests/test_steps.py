@@ -97,7 +97,7 @@ def test_fits_but_does_not_apply(tmp_path: Path, patches: Path) -> None:
     d = decide(tree(tmp_path, "/* x */\nstatic void new_place(void) {}"),
                patches)
     assert d.kind is steps.Kind.REFUSED
-    assert "fits this tree but does not apply at kernel/module/main.c" \
+    assert "fits this tree but does not apply: kernel/module/main.c hunk 1" \
         in d.reason
 
 
