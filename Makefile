@@ -48,7 +48,7 @@ DATE ?=
 ALLOW_DIRTY ?=
 
 # The kernels 'make check' regenerates the series on besides KVER.
-CHECK_KERNELS ?= 6.1,7.x
+CHECK_KERNELS ?= 6.1,7.2,7.x
 comma := ,
 CHECK_KVERS = $(subst $(comma), ,$(CHECK_KERNELS))
 OTHER_ARGS = --other-kernels "$(CHECK_KERNELS)" --src-dir "$(WORKDIR)/src"
@@ -63,7 +63,7 @@ SERIES_ARGS = --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)" \
 	$(if $(MAINTAINERS),--maintainers "$(MAINTAINERS)") \
 	--author "$(AUTHOR)" --date "$(DATE)" $(DIRTY_ARGS)
 
-.PHONY: all release series deps ksrc check check-kernels test boot-test boot-test-mutants bisect-check bench checkpatch verify abi-check help clean distclean
+.PHONY: all release series deps ksrc check check-kernels kernels-list refresh clean-kernels test boot-test boot-test-mutants bisect-check bench checkpatch verify abi-check help clean distclean
 
 all: series
 
@@ -162,8 +162,36 @@ test: deps
 check: ksrc
 	$(PYTHON) tests/check.py $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" --base-desc "$(BASE_DESC)" $(OTHER_ARGS)
 
+# KERNELS=all: every version of tests/kernels.list (what Debian served when
+# it was written), or KERNELS=V1,V2 some of them; without KERNELS the
+# series checks of make check on CHECK_KERNELS.
+KERNELS ?=
+ifeq ($(strip $(KERNELS)),)
 check-kernels: ksrc
 	$(PYTHON) tests/check.py $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" $(OTHER_ARGS) --only other-kernels
+else
+check-kernels: deps
+	$(PYTHON) tests/check_kernels.py --src-dir "$(WORKDIR)/src" --workdir-root "$(WORKDIR)" --out "$(OUT)/kernels" $(KBUILD_ARGS) $(if $(filter all,$(KERNELS)),,--only "$(KERNELS)")
+endif
+
+# The list of every linux-source version Debian serves today.
+kernels-list: deps
+	{ sed -n '/^#/p' tests/kernels.list; ./setup.sh versions "$(WORKDIR)/src"; } > tests/kernels.list.new
+	mv tests/kernels.list.new tests/kernels.list
+
+# After a refused step: the refresh tree it left, fixed by hand, becomes
+# the step's text for this tree (STEP: its name or number), then the series.
+STEP ?=
+refresh: ksrc
+	@test -n "$(STEP)" || { echo "make refresh: name the step, STEP=0004 (see the refusal)"; exit 2; }
+	$(GEN) refresh $(GEN_ARGS) $(SERIES_ARGS) "$(STEP)"
+
+# The unpacked kernels (about 1.7 GB each) and their work directories (2 GB
+# with a series, 25 GB after make check), but those KEEP names (6.12: the
+# line, 7.2.13-1: one tree; comma-separated).
+KEEP ?=
+clean-kernels:
+	./setup.sh clean-kernels "$(WORKDIR)" $(subst $(comma), ,$(KEEP))
 
 boot-test: series
 	$(PYTHON) tests/check.py $(GEN_ARGS) $(KBUILD_ARGS) --out "$(OUT)" --only boot-test

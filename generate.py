@@ -434,7 +434,8 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
                                            patch_dir, before, args.jobs)
             continue
         r = convert.run_step(e.name, base.repo, args.spatch, version,
-                             args.jobs, workdir / "cache", args.recompute)
+                             args.jobs, Path(args.cache) if args.cache
+                             else workdir / "cache", args.recompute)
         results.append(r)
         decisions.append(steps.generated_decision(
             r.name, r.status is convert.Status.CHANGED, r.notes))
@@ -794,6 +795,11 @@ def add_generate_options(p: argparse.ArgumentParser) -> None:
                    "without a time zone it is UTC (default: the Debian "
                    "package's changelog date, or the newest commit of a "
                    "git tree)")
+    p.add_argument("--cache", default="", metavar="DIR",
+                   help="where spatch's and the generated steps' results are "
+                   "kept (default: WORKDIR/cache); the work directories of "
+                   "several trees may share one, as its entries are keyed "
+                   "by content (make check-kernels does)")
     p.add_argument("--recompute", action="store_true",
                    help="run every generated step, even where an earlier "
                    "run recorded its result for the same tree and code "

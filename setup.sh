@@ -15,7 +15,13 @@
 #   setup.sh source KVER DIR    unpack linux-source-KVER into DIR/linux-source-KVER
 #   setup.sh resolve KVER DIR   print KVER, or for 'N.x' the newest linux-source-N.*
 #                               that Debian serves (private apt state in DIR/.apt)
+#   setup.sh versions DIR       every linux-source version Debian serves today:
+#                               package, version, sha256 of the .deb, suites
 #   setup.sh dkms PKG DIR       PKG's module sources unpacked into DIR/PKG
+#   setup.sh clean-kernels WORKDIR [KEEP...]
+#                               remove the unpacked kernels and their work
+#                               directories but those KEEP names (6.12: a
+#                               line, 7.2.13-1: one tree)
 #   setup.sh distclean WORKDIR OUT
 #                               remove OUT and the directories in WORKDIR that
 #                               carry the tools' marker, .ns-series-owned
@@ -45,7 +51,11 @@ PACKAGES=(coccinelle python3 python3-pytest make gcc git
 	  debian-archive-keyring linux-headers-amd64 git-email libmailtools-perl b4
 	  dwarves patch)
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-NEWER_SUITES=(trixie trixie-backports sid)
+SECURITY_MIRROR=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+# Every suite whose linux-source packages the series is regenerated on
+# (the private apt configuration; the machine's own sources count too).
+NEWER_SUITES=(bookworm bookworm-backports trixie trixie-backports sid experimental)
+SECURITY_SUITES=(bookworm-security trixie-security)
 # Where the out-of-tree modules of the boot test come from (Debian 13).
 DKMS_SUITE=trixie
 # In every directory the tools create and may remove (generate.py writes
@@ -149,6 +159,9 @@ apt_opts() {
 	for s in "${NEWER_SUITES[@]}"; do
 		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $MIRROR $s main" >>"$apt/sources.list"
 	done
+	for s in "${SECURITY_SUITES[@]}"; do
+		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $SECURITY_MIRROR $s main" >>"$apt/sources.list"
+	done
 	APT_OPTS=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
 		  -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
 		  -o "Dir::State::Status=/dev/null" -o "Debug::NoLocking=1"
@@ -212,7 +225,7 @@ served() {
 	fi
 	listed && return 0
 	if ! have_lists "$apt"; then
-		echo "setup.sh: linux-source-${KVER_EXACT:-$KVER_LINE} is not in this machine's apt lists; fetching the lists of ${NEWER_SUITES[*]} once (private apt configuration in $apt)" >&2
+		echo "setup.sh: linux-source-${KVER_EXACT:-$KVER_LINE} is not in this machine's apt lists; fetching the lists of ${NEWER_SUITES[*]} ${SECURITY_SUITES[*]} once (private apt configuration in $apt)" >&2
 		private_update "$apt"
 	fi
 	apt_opts "$apt"
@@ -220,7 +233,7 @@ served() {
 	when=$({ find "$apt/updated" "$apt/lists" -maxdepth 1 \( -name updated -o -name '*_Packages*' \) \
 		-printf '%T@\n' 2>/dev/null || true; } | sort -n | tail -n 1)
 	[ -z "$when" ] || when=" on $(date -u -d "@${when%.*}" '+%Y-%m-%d %H:%M UTC')"
-	when="${NEWER_SUITES[*]}$when in $apt/lists, and this machine's apt sources"
+	when="${NEWER_SUITES[*]} ${SECURITY_SUITES[*]}$when in $apt/lists, and this machine's apt sources"
 	if [ -n "$KVER_EXACT" ]; then
 		what="linux-source-$KVER_LINE=$KVER_EXACT"
 		names=$({ versions_of "linux-source-$KVER_LINE"; versions_of "linux-source-$KVER_LINE" "${APT_OPTS[@]}"; } | sort -Vu)
@@ -243,19 +256,68 @@ newest() {
 	KVER_LINE=$n
 }
 
-# 'N.x': the newest linux-source-N.* Debian serves; N.M or an exact version
-# as it is.
+# newest_version DIR: the newest Debian version of linux-source-KVER_LINE
+# served (the private lists in DIR/.apt updated first), or the machine's
+# own package of the same upstream release where its sources carry one
+# (6.12.118-1~deb12u1 rather than trixie's 6.12.118-1 on Debian 12).
+newest_version() {
+	local pkg=linux-source-$KVER_LINE v best='' own=''
+	private_update "$1/.apt"
+	for v in $({ versions_of "$pkg"; versions_of "$pkg" "${APT_OPTS[@]}"; } | sort -u); do
+		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then
+			best=$v
+		fi
+	done
+	[ -n "$best" ] || die "no $pkg in this machine's apt sources or ${NEWER_SUITES[*]} ${SECURITY_SUITES[*]}"
+	for v in $(versions_of "$pkg"); do
+		if [ "${v%-*}" = "${best%-*}" ] && { [ -z "$own" ] || dpkg --compare-versions "$v" gt "$own"; }; then
+			own=$v
+		fi
+	done
+	echo "${own:-$best}"
+}
+
+# tree_name DIR VERSION: the directory name in DIR of linux-source-KVER_LINE
+# at VERSION after 'linux-source-': the version, or KVER_LINE for a tree an
+# earlier setup.sh unpacked as linux-source-N.M that is that version.
+tree_name() {
+	local recorded
+	recorded=$(sed -n '1s/^[^ ]* //p' "$1/linux-source-$KVER_LINE.package" 2>/dev/null || true)
+	if [ "$recorded" = "$2" ] && [ -f "$1/linux-source-$KVER_LINE/Makefile" ]; then
+		echo "$KVER_LINE"
+	else
+		echo "$2"
+	fi
+}
+
+# exact DIR: KVER (kver_form's) as an exact version: 'N.x' the newest line,
+# 'N.M' the newest version of it that Debian serves; TREE_NAME the
+# directory it is (to be) unpacked as, after 'linux-source-'.
+exact() {
+	if [ "${KVER_LINE#*.}" = x ]; then
+		newest "$1"
+	fi
+	if [ -z "$KVER_EXACT" ]; then
+		KVER_EXACT=$(newest_version "$1")
+		apt_opts "$1/.apt"
+	fi
+	TREE_NAME=$(tree_name "$1" "$KVER_EXACT")
+}
+
+# The directory name (after 'linux-source-') of KVER's tree: 'N.x' and
+# 'N.M' resolved to the newest version Debian serves; an exact version as
+# it is.
 resolve() {
 	local kver=$1 dest=$2
 	kver_form "$kver"
-	if [ "${KVER_LINE#*.}" != x ]; then
+	if [ -n "$KVER_EXACT" ]; then
 		echo "$kver"
 		return 0
 	fi
 	lock "$dest"
 	served "$dest"
-	newest "$dest"
-	echo "$KVER_LINE"
+	exact "$dest"
+	echo "$TREE_NAME"
 }
 
 # fetch PKG VERSION APT DEST: download PKG (VERSION: that version, empty:
@@ -296,7 +358,7 @@ unpack_tmp() {
 # recorded in DIR/linux-source-KVER.package.
 source_tree() {
 	local dest=$1 pkg=linux-source-$KVER_LINE name tree tarball version deb changelog
-	name=linux-source-${KVER_EXACT:-$KVER_LINE}
+	name=linux-source-${TREE_NAME:-${KVER_EXACT:-$KVER_LINE}}
 	tree=$dest/$name
 	changelog=/usr/share/doc/$pkg/changelog.Debian.gz
 	if [ -f "$tree/Makefile" ]; then
@@ -353,7 +415,13 @@ source_cmd() {
 	kver_form "$1"
 	[ "${KVER_LINE#*.}" != x ] || die "KVER=$1: 'setup.sh resolve' it first"
 	lock "$2"
-	served "$2"
+	if [ -z "$KVER_EXACT" ] && [ -f "$2/linux-source-$KVER_LINE.package" ]; then
+		# the name 'resolve' gave a tree an earlier setup.sh unpacked
+		TREE_NAME=$KVER_LINE
+	else
+		served "$2"
+		exact "$2"
+	fi
 	source_tree "$2"
 }
 
@@ -370,9 +438,10 @@ tree() {
 	lock "$dest"
 	served "$dest"
 	deps
-	[ "${KVER_LINE#*.}" != x ] || newest "$dest"
+	exact "$dest"
+	echo "setup.sh: KVER=$kver is linux-source-$KVER_LINE $KVER_EXACT" >&2
 	source_tree "$dest" >&2
-	echo "$dest/linux-source-${KVER_EXACT:-$KVER_LINE}"
+	echo "$dest/linux-source-$TREE_NAME"
 }
 
 # An out-of-tree module's sources as Debian's newer suites ship them
@@ -450,6 +519,75 @@ distclean() {
 		die "kept $(printf '%s\n' "${kept[@]}" | paste -sd' ' -): no $MARKER there (not made by these tools, or made before they marked their directories); remove it yourself if it is theirs"
 }
 
+# served_versions DIR: every linux-source version Debian serves today (the
+# private lists in DIR/.apt updated first, and the machine's own): one
+# 'PACKAGE VERSION SHA256 SUITE[,SUITE...]' line each, by version.
+served_versions() {
+	local dest=$1 pkg
+	lock "$dest"
+	private_update "$dest/.apt"
+	for pkg in $({ lines_of; lines_of "${APT_OPTS[@]}"; } | sort -Vu); do
+		pkg=linux-source-$pkg
+		{
+			apt-cache madison "$pkg" 2>/dev/null || true
+			apt-cache "${APT_OPTS[@]}" madison "$pkg" 2>/dev/null || true
+		} | awk -F'|' '{ gsub(/ /, "", $2); split($3, w, " "); sub(/\/.*/, "", w[2]); print $2, w[2] }' |
+			sort -u | awk -v pkg="$pkg" '
+				$1 != v { if (v != "") print pkg, v, s; v = $1; s = $2; next }
+				{ s = s "," $2 }
+				END { if (v != "") print pkg, v, s }' |
+			while read -r pkg v suites; do
+				sha=$({ apt-cache show "$pkg=$v" 2>/dev/null; apt-cache "${APT_OPTS[@]}" show "$pkg=$v" 2>/dev/null; } |
+					sed -n 's/^SHA256: //p' | head -n 1)
+				echo "$pkg $v ${sha:-?} $suites"
+			done
+	done | sort -V -k2,2
+}
+
+# clean_kernels WORKDIR KEEP...: remove the unpacked kernel trees in
+# WORKDIR/src and the work directories WORKDIR/linux-source-* of every
+# kernel that KEEP does not name (a line, 6.12, keeps all its trees; a
+# directory name, 7.2.13-1, that one).  A work directory with a refresh
+# tree waiting for the maintainer is kept, and said so.
+clean_kernels() {
+	local workdir=$1 d name k line remove=() waiting=()
+	shift
+	guard WORKDIR "$workdir"
+	shopt -s nullglob
+	for d in "$workdir"/src/linux-source-*/ "$workdir"/linux-source-*/; do
+		d=${d%/}
+		name=${d##*/linux-source-}
+		line=$(echo "$name" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
+		for k in "$@"; do
+			if [ "$k" = "$name" ] || [ "$k" = "$line" ]; then
+				continue 2
+			fi
+		done
+		if compgen -G "$workdir/linux-source-$name/refresh/*.json" >/dev/null; then
+			waiting+=("$name")
+			continue
+		fi
+		case $d in
+		"$workdir"/src/*) remove+=("$d") ;;
+		*) [ ! -f "$d/$MARKER" ] || remove+=("$d") ;;
+		esac
+	done
+	shopt -u nullglob
+	for name in "${waiting[@]}"; do
+		echo "setup.sh: kept linux-source-$name: a refresh tree waits in $workdir/linux-source-$name/refresh (generate.py refresh, or remove it)"
+	done
+	if [ "${#remove[@]}" -eq 0 ]; then
+		echo "setup.sh: no kernel to remove in $workdir"
+		return 0
+	fi
+	echo "setup.sh: removing kernel trees and their work directories (du -sh):"
+	du -sch -- "${remove[@]}"
+	for d in "${remove[@]}"; do
+		[ ! -f "$d/.ns-series.lock" ] || wait_lock "$d/.ns-series.lock"
+		rm -rf -- "$d" "$d.package"
+	done
+}
+
 case "${1:-}" in
 deps) deps ;;
 install) [ $# -ge 2 ] || die "usage: setup.sh install PKG..."; shift; install_missing "$@" ;;
@@ -459,5 +597,7 @@ source) [ $# -eq 3 ] || die "usage: setup.sh source KVER DIR"; source_cmd "$2" "
 resolve) [ $# -eq 3 ] || die "usage: setup.sh resolve KVER DIR"; resolve "$2" "$3" ;;
 dkms) [ $# -eq 3 ] || die "usage: setup.sh dkms PKG DIR"; dkms_source "$2" "$3" ;;
 distclean) [ $# -eq 3 ] || die "usage: setup.sh distclean WORKDIR OUT"; distclean "$2" "$3" ;;
-*) die "usage: setup.sh deps | install PKG... | kver KVER... | tree KVER DIR [KSRC] | source KVER DIR | resolve KVER DIR | dkms PKG DIR | distclean WORKDIR OUT" ;;
+versions) [ $# -eq 2 ] || die "usage: setup.sh versions DIR"; served_versions "$2" ;;
+clean-kernels) [ $# -ge 2 ] || die "usage: setup.sh clean-kernels WORKDIR [KEEP...]"; shift; clean_kernels "$@" ;;
+*) die "usage: setup.sh deps | install PKG... | kver KVER... | tree KVER DIR [KSRC] | source KVER DIR | resolve KVER DIR | dkms PKG DIR | versions DIR | distclean WORKDIR OUT | clean-kernels WORKDIR [KEEP...]" ;;
 esac

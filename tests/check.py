@@ -126,6 +126,7 @@ class Full:
         self.out = Path(out or args.out).resolve()
         self.applied = self.workdir / "applied"
         self.marker = self.workdir / ".check-started"
+        self.log = ""       # generate's output
 
     def record(self, kind: str, case: Case, **data: object) -> None:
         """Keep a result for the cover letter, under the key of the series
@@ -150,8 +151,11 @@ class Full:
     def generate(self) -> str | None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.marker.write_text("")
+        cache = getattr(self.args, "cache", "")
         p = self.gen("generate", "--out", str(self.out), "--jobs",
-                     str(self.args.jobs), "--base-desc", self.args.base_desc)
+                     str(self.args.jobs), "--base-desc", self.args.base_desc,
+                     *(["--cache", cache] if cache else []))
+        self.log = p.stdout
         return None if p.returncode == 0 else p.stdout.strip().splitlines()[-1]
 
     def reproducible(self) -> str | None:

@@ -234,7 +234,9 @@ def test_make_check_refuses_bad_check_kernels_first(env: Env,
 
 LAST_FETCHED = re.compile(
     r"setup\.sh: error: no (?P<what>\S+) in Debian's archive as last "
-    r"fetched \(trixie trixie-backports sid on \d{4}-\d\d-\d\d \d\d:\d\d UTC"
+    r"fetched \(bookworm bookworm-backports trixie trixie-backports sid "
+    r"experimental bookworm-security trixie-security on "
+    r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"
     r" in (?P<lists>\S+), and this machine's apt sources\); "
     r"listed: (?P<listed>.*)")
 
@@ -276,7 +278,9 @@ def test_lists_fetched_once_when_there_are_none(env: Env) -> None:
     first, last = p.stderr.splitlines()
     assert first.startswith("setup.sh: linux-source-5.10 is not in this "
                             "machine's apt lists; fetching the lists of "
-                            "trixie trixie-backports sid once")
+                            "bookworm bookworm-backports trixie "
+                            "trixie-backports sid experimental "
+                            "bookworm-security trixie-security once")
     assert LAST_FETCHED.fullmatch(last)["listed"] == LISTED
     assert [c.split()[-1] for c in env.calls("apt-get")] == ["update"]
     # setup.sh made src: it carries the marker
@@ -288,19 +292,22 @@ def test_lists_fetched_once_when_there_are_none(env: Env) -> None:
     assert env.calls("apt-get") == []
 
 
-def unpacked(src: Path, name: str) -> Path:
+def unpacked(src: Path, name: str, version: str = "1.0") -> Path:
     """A tree as an earlier setup.sh left it, its package recorded."""
     tree = src / name
     tree.mkdir(parents=True)
     (tree / "Makefile").write_text("VERSION = 7\n")
+    pkg = re.match(r"linux-source-\d+\.\d+", name)
+    assert pkg
     (src / f"{name}.package").write_text(
-        f"{name} 1.0\ndate Mon, 01 Dec 2025 00:00:00 +0000\n")
+        f"{pkg.group(0)} {version}\ndate Mon, 01 Dec 2025 00:00:00 +0000\n")
     return tree
 
 
 def test_kver_x_resolved_in_the_recipe(env: Env) -> None:
     env.private_lists()
-    unpacked(env.src, "linux-source-7.3")
+    # unpacked by an earlier setup.sh as linux-source-N.M, and the newest
+    unpacked(env.src, "linux-source-7.3", "7.3.5-1")
     p = env.make("-s", "ksrc", "KVER=7.x")
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == [
@@ -308,6 +315,22 @@ def test_kver_x_resolved_in_the_recipe(env: Env) -> None:
         f"(work directory {env.workdir}/linux-source-7.3)"]
     # the lists refreshed once to find the newest, nothing downloaded
     assert [c.split()[-1] for c in env.calls("apt-get")] == ["update"]
+
+
+@pytest.mark.parametrize("kver", ["7.3", "7.x"])
+def test_line_moves_to_the_newest_version_served(env: Env, kver: str) -> None:
+    """KVER=N.M is the newest N.M Debian serves, not the tree unpacked
+    first: an older one is left alone and the newest fetched under its
+    own name."""
+    env.private_lists()
+    old = unpacked(env.src, "linux-source-7.3", "7.3.4-1~bpo13+1")
+    p = env.make("-s", "ksrc", f"KVER={kver}")
+    # the fake apt-get downloads nothing: the download of the newest fails
+    assert p.returncode != 0
+    assert any(c.endswith("download linux-source-7.3=7.3.5-1")
+               for c in env.calls("apt-get")), env.calls("apt-get")
+    assert "KVER=" + kver + " is linux-source-7.3 7.3.5-1" in p.stderr
+    assert (old / "Makefile").is_file()
 
 
 def test_exact_version_names_its_own_tree(env: Env) -> None:
