@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 import shlex
 import signal
 import sys
@@ -21,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from nsgen import (abi, convert, drift, guard, identity, kbuild, mail, module,
+from nsgen import (abi, convert, drift, guard, history, identity, kbuild, mail, module,
                    results, review, series, spatch, steps, tree,
                    verify)
-from nsgen.run import ToolError, progress
+from nsgen.run import ToolError, progress, run
 
 PROJECT = Path(__file__).resolve().parent
 DEFAULT_WORKDIR = tree.default_workdir()
@@ -293,6 +294,9 @@ class Inputs:
     date: str
     date_from: str
     maintainers: Path | None = None    # --maintainers, else the tree's
+    history: Path | None = None        # where versions are kept; None: not
+    since: history.Version | None = None   # --since DIR
+    in_reply_to: str = ""              # the Message-ID of the last version
 
 
 def check_generate(args: argparse.Namespace) -> Inputs:
@@ -305,6 +309,22 @@ def check_generate(args: argparse.Namespace) -> Inputs:
     version = spatch.find_spatch(args.spatch)
     sender = identity.resolve(args.author, Path.cwd())
     date, date_from = identity.input_date(ksrc.path, args.date)
+    hist = None if args.history == "" else \
+        Path(args.history or Path(args.workdir).absolute().parent
+             / "history").absolute()
+    since = None
+    if args.since:
+        since = history.read_info(Path(args.since))
+        line = history.line_of(ksrc.version)
+        if since.line != line:
+            raise ToolError(f"--since {args.since}: a series for Linux "
+                            f"{since.line} ({since.kernel}); this tree is "
+                            f"{line} ({ksrc.version}): compare within a line")
+        store = (hist or Path(args.since)) / history.STORE
+        if hist is None or not _has_commit(store, since.head):
+            raise ToolError(f"--since {args.since}: its commits are not in "
+                            f"the history ({store}): only a series that "
+                            "make/generate recorded can be compared with")
     workdir = check_workdir(args, ksrc, create)
     if not str(args.out).strip():
         raise ToolError("OUT is empty; give an output directory")
@@ -323,7 +343,40 @@ def check_generate(args: argparse.Namespace) -> Inputs:
             raise ToolError(f"MAINTAINERS={args.maintainers}: not a "
                             "MAINTAINERS file (no F: lines)")
     return Inputs(ksrc, workdir, series_dir, order_file, order, version,
-                  sender, date, date_from, mfile)
+                  sender, date, date_from, mfile, hist, since,
+                  message_id_of(args.in_reply_to))
+
+
+def _has_commit(store: Path, commit: str) -> bool:
+    return (store / "HEAD").exists() and run_ok(
+        ["git", f"--git-dir={store}", "cat-file", "-e",
+         f"{commit}^{{commit}}"])
+
+
+def run_ok(cmd: list[str]) -> bool:
+    return run(cmd, check=False).returncode == 0
+
+
+def message_id_of(given: str) -> str:
+    """--in-reply-to: a Message-ID, or a mail or mbox of the last version
+    as sent, whose cover letter's (else first) Message-ID is taken."""
+    if not given:
+        return ""
+    path = Path(given)
+    if not path.is_file():
+        mid = given.strip().strip("<>")
+        if not re.fullmatch(r"[^\s<>@]+@[^\s<>@]+", mid):
+            raise ToolError(f"--in-reply-to {given}: neither a Message-ID "
+                            "nor a file")
+        return mid
+    text = path.read_text(errors="replace")
+    found = re.findall(r"(?ims)^subject:(.*?)\n(?![ \t]).*?^message-id:"
+                       r"\s*<([^>]+)>", text) or []
+    ids = re.findall(r"(?im)^message-id:\s*<([^>]+)>", text)
+    if not ids:
+        raise ToolError(f"--in-reply-to {given}: no Message-ID in it")
+    cover = [m for subj, m in found if re.search(r"\b0+/\d+\]", subj)]
+    return cover[0] if cover else ids[0]
 
 
 def dry_run(i: Inputs) -> int:
@@ -400,7 +453,9 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
     if not (workdir / "baseline.git" / "index").exists():
         log("  first run: snapshotting the tree and checking it out "
             "(about a minute)")
-    base = tree.make_baseline(ksrc, workdir)
+    store = history.open_store(i.history) if i.history else None
+    base = tree.make_baseline(ksrc, workdir,
+                              store / "objects" if store else None)
     log(f"  baseline {base.commit[:12]} in {workdir}: "
         f"{time.monotonic() - t:.1f} s")
     base.repo.env = tree.sender_env(sender.name, sender.email, date)
@@ -462,10 +517,22 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
                           i.maintainers)
     subject, body = cover_text(ksrc, base_desc(ksrc, args.base_desc), base,
                                decisions, version, checks)
-    if not sender.signed:
-        body = f"NOT SENDABLE: {identity.UNSIGNED_NOTE}.\n\n{body}"
     commits = base.repo.git("rev-list", "--reverse",
                             f"{base.commit}..HEAD").split()
+    t = time.monotonic()
+    v, delta, same, rdiff = versioning(args, i, base, store, commits,
+                                       treewide, decisions)
+    log(f"  version v{v.number} of {v.line}"
+        + (f": the same patches as v{v.number} (git patch-id --stable), "
+           "not a new version" if same else "")
+        + (f", compared with v{delta.old.number}" if delta else "")
+        + f": {time.monotonic() - t:.1f} s")
+    if delta is not None:
+        body = history.changes_text(delta, rdiff_name(delta)) + \
+            "\n\n" + body
+    if not sender.signed:
+        body = f"NOT SENDABLE: {identity.UNSIGNED_NOTE}.\n\n{body}"
+    body += f"\n\nchange-id: {v.change_id}"
 
     def mailable(files: list[Path]) -> None:
         (files[0].parent / WHO_TO_ASK).write_text(
@@ -474,17 +541,99 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
                                         for c in treewide},
                                 checks.per_file, checks.wide, sender.email,
                                 {commits.index(c) + 1: fs
-                                 for c, fs in cc_files.items()})
+                                 for c, fs in cc_files.items()},
+                                i.in_reply_to)
+        (files[0].parent / history.INFO).write_text(v.to_json())
+        if delta is not None:
+            (files[0].parent / rdiff_name(delta)).write_text(
+                rdiff, encoding="utf-8", errors="surrogateescape")
+            for n, note in delta.notes.items():
+                add_note(files[n + 1], f"Changes in v{v.number}: {note}")
 
+    extra = [f"--subject-prefix=PATCH v{v.number}"] if v.number > 1 else []
     with guard.locked(out.parent, "OUT", wait=not args.no_wait):
         files = series.format_series(base.repo, base.commit, out, subject,
-                                     body, mailable)
+                                     body, mailable, extra)
+    if i.history is not None and store is not None and not same:
+        history.keep_objects(workdir_git(base), store)
+        where = history.record(i.history, store, v, out,
+                               files[0].read_text(errors="replace"))
+        log(f"  recorded v{v.number} of {v.line} in {where} (tag "
+            f"{history.tag_name(v)} in {store})")
     for f in files:
         print(f)
     patches = [f for f in files if f.suffix == ".patch"][1:]
     log(f"generate: {len(patches)} patches and a cover letter in {out}: "
         f"{time.monotonic() - start:.1f} s")
     return 0
+
+
+def rdiff_name(delta: history.Delta) -> str:
+    return history.RANGE_DIFF.format(old=delta.old.number,
+                                     new=delta.new.number)
+
+
+def add_note(mail_file: Path, note: str) -> None:
+    """A note after a mail's '---' line, where git am drops it."""
+    text = mail_file.read_text(encoding="utf-8", errors="surrogateescape")
+    head, sep, rest = text.partition("\n---\n")
+    if not sep:
+        return
+    note = textwrap.fill(note, 72, break_on_hyphens=False,
+                         break_long_words=False)
+    mail_file.write_text(f"{head}{sep}{note}\n\n{rest}", encoding="utf-8",
+                         errors="surrogateescape")
+
+
+def versioning(args: argparse.Namespace, i: Inputs, base: tree.Baseline,
+               store: Path | None, commits: list[str], treewide: list[str],
+               decisions: list[steps.Decision]
+               ) -> tuple[history.Version, history.Delta | None, bool, str]:
+    """This series as a version of its line: (the version, what changed
+    since the one it is compared with, whether it has the same patches as
+    the last one recorded, the complete range-diff)."""
+    line = history.line_of(i.ksrc.version)
+    ids = [results.patch_id(base.repo.git("show", "--format=",
+                                          "--no-renames", c))
+           for c in commits]
+    subjects = [base.repo.git("log", "-1", "--format=%s", c).strip()
+                for c in commits]
+    if not commits:         # nothing to convert: no series, no version
+        return (history.Version(line, 0, "", i.ksrc.version, i.date, "",
+                                base.commit, base.commit), None, True, "")
+    known = history.versions(i.history, line) if i.history else []
+    last = known[-1] if known else None
+    same = i.since is None and last is not None and last.patch_ids == ids
+    number = args.reroll_count or (
+        last.number if same and last else
+        i.since.number + 1 if i.since else
+        last.number + 1 if last else 1)
+    first = known[0] if known else i.since
+    v = history.Version(
+        line, number, base_desc(i.ksrc, args.base_desc), i.ksrc.version,
+        i.date, first.change_id if first else
+        history.change_id(line, i.date, base.commit),
+        base.commit, commits[-1] if commits else base.commit, ids, subjects,
+        [commits.index(c) for c in treewide],
+        {d.step: d.line() if d.patch is not None or d.step.endswith(".patch")
+         else d.kind.value for d in decisions})
+    old = i.since or next((k for k in reversed(known)
+                           if k.number < number), None)
+    if store is None or old is None:
+        return v, None, same, ""
+    assert base.repo.git_dir is not None
+    history.keep_objects(workdir_git(base), store)
+    if i.in_reply_to:
+        old.message_id = i.in_reply_to
+    delta = history.compare(store, old, v, commits)
+    return v, delta, same, history.range_diff(store, old, v)
+
+
+def workdir_git(base: tree.Baseline) -> Path:
+    """The snapshot repository of a baseline (its work tree's is under
+    worktrees/)."""
+    g = base.repo.git_dir
+    return g.parent.parent if g.parent.name == "worktrees" else g
 
 
 def apply_step(repo: tree.Repo, d: steps.Decision, patch_dir: Path,
@@ -795,6 +944,24 @@ def add_generate_options(p: argparse.ArgumentParser) -> None:
                    "without a time zone it is UTC (default: the Debian "
                    "package's changelog date, or the newest commit of a "
                    "git tree)")
+    p.add_argument("--history", default=None, metavar="DIR",
+                   help="where each series is recorded as a version of its "
+                   "kernel line (default: WORKDIR/../history, beside the "
+                   "trees' work directories; '' records nothing, as make "
+                   "check's scratch runs do)")
+    p.add_argument("--since", default="", metavar="DIR",
+                   help="compare with this earlier series (a directory "
+                   "generate wrote, of the same line) instead of the last "
+                   "version recorded")
+    p.add_argument("--reroll-count", type=positive_int, default=None,
+                   metavar="N", help="the version number (default: the "
+                   "last one recorded for the line plus one; the same one "
+                   "when the patches did not change)")
+    p.add_argument("--in-reply-to", default="", metavar="ID|FILE",
+                   help="the Message-ID of the last version as sent, or "
+                   "the mail or mbox it was sent as (its cover letter's "
+                   "Message-ID is taken): the new cover letter replies "
+                   "to it")
     p.add_argument("--cache", default="", metavar="DIR",
                    help="where spatch's and the generated steps' results are "
                    "kept (default: WORKDIR/cache); the work directories of "

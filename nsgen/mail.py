@@ -115,7 +115,8 @@ def with_notes(text: str, notes: str) -> str:
 def address_and_thread(files: list[Path], treewide_index: set[int],
                        per_file: dict[str, list[str]] | None,
                        wide: list[str] | None, sender_email: str,
-                       cc_files: dict[int, list[str]] | None = None) -> None:
+                       cc_files: dict[int, list[str]] | None = None,
+                       reply_to: str = "") -> None:
     """Rewrite the series in place: To/Cc, Message-ID, In-Reply-To.
 
     files[0] is the cover letter; treewide_index holds the positions of
@@ -123,7 +124,8 @@ def address_and_thread(files: list[Path], treewide_index: set[int],
     for the other patches' files; wide, its answer for the treewide
     patches' files all at once; cc_files, per position, files outside a
     patch whose maintainers and lists it is Cc'd to (the Makefiles of the
-    modules an export is restricted to)."""
+    modules an export is restricted to); reply_to, the Message-ID of the
+    last version's cover letter, which this one answers."""
     texts = [f.read_text(encoding="utf-8", errors="surrogateescape")
              for f in files]
     addrs: list[Addresses] = []
@@ -151,7 +153,12 @@ def address_and_thread(files: list[Path], treewide_index: set[int],
     for i, f in enumerate(files):
         headers = _fold("To", addrs[i].to) + _fold("Cc", addrs[i].cc)
         headers.append(f"Message-ID: {ids[i]}")
+        earlier = [f"<{reply_to}>"] if reply_to else []
         if i:
-            headers += [f"In-Reply-To: {ids[0]}", f"References: {ids[0]}"]
+            headers += [f"In-Reply-To: {ids[0]}",
+                        f"References: {' '.join(earlier + [ids[0]])}"]
+        elif earlier:
+            headers += [f"In-Reply-To: {earlier[0]}",
+                        f"References: {earlier[0]}"]
         f.write_text(with_headers(texts[i], headers), encoding="utf-8",
                      errors="surrogateescape")

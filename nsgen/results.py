@@ -32,6 +32,12 @@ def _ids(diff_text: str) -> list[str]:
     return [line.split()[0] for line in proc.stdout.splitlines() if line]
 
 
+def patch_id(diff_text: str) -> str:
+    """The 'git patch-id --stable' of one diff ('' for none)."""
+    ids = _ids(diff_text)
+    return ids[0] if ids else ""
+
+
 def key_of(ids: list[str]) -> str:
     return hashlib.sha256("\n".join(ids).encode()).hexdigest()[:24]
 

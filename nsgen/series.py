@@ -11,7 +11,7 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from . import guard
 from .identity import Sender
@@ -87,11 +87,13 @@ def am_args(sender: Sender | None) -> list[str]:
     return args + ["-s"] if sender is not None and sender.signed else args
 
 
-def format_patch_args(base: str, dest: Path) -> list[str]:
-    """git format-patch as format_series() runs it."""
+def format_patch_args(base: str, dest: Path,
+                      extra: Sequence[str] = ()) -> list[str]:
+    """git format-patch as format_series() runs it (extra: the version's
+    subject prefix, In-Reply-To)."""
     return ["format-patch", "-q", "--zero-commit", "--no-signature",
             "--cover-letter", "--no-binary", "--stat=80", "--summary",
-            "-o", str(dest), f"{base}..HEAD"]
+            *extra, "-o", str(dest), f"{base}..HEAD"]
 
 
 def apply_patch(repo: Repo, patch: Path, sender: Sender | None = None,
@@ -131,8 +133,8 @@ def apply_patch(repo: Repo, patch: Path, sender: Sender | None = None,
 
 def format_series(repo: Repo, base: str, out: Path, cover_subject: str,
                   cover_body: str,
-                  finish: Callable[[list[Path]], None] | None = None
-                  ) -> list[Path]:
+                  finish: Callable[[list[Path]], None] | None = None,
+                  extra: Sequence[str] = ()) -> list[Path]:
     """Write base..HEAD to out/ with a cover letter, atomically; finish, if
     given, rewrites the files (the cover letter first) before they move in.
 
@@ -150,7 +152,7 @@ def format_series(repo: Repo, base: str, out: Path, cover_subject: str,
             guard.write_marker(tmp)
             _replace(tmp, out)
             return []
-        repo.git(*format_patch_args(base, tmp))
+        repo.git(*format_patch_args(base, tmp, extra))
         files = sorted(tmp.iterdir())
         cover = files[0]
         text = cover.read_text()

@@ -301,21 +301,26 @@ def _first_add(snap: Repo, force: bool) -> str:
 
 
 def snapshot(ksrc: KernelTree, workdir: Path,
-             meanwhile: Callable[[str], None] | None = None
-             ) -> tuple[Repo, str, str]:
+             meanwhile: Callable[[str], None] | None = None,
+             borrow: Path | None = None) -> tuple[Repo, str, str]:
     """Snapshot ksrc into WORKDIR/baseline.git; return (repo, commit, tree).
 
     The input tree is only read: git runs with its own git directory and
     index, and the input tree as work tree.  A second run on the same tree
     finds the index up to date and takes well under a second.  On the
     first run, meanwhile(commit), if given, runs while the index is
-    completed (the commit's objects are all written by then).
+    completed (the commit's objects are all written by then).  borrow: an
+    objects directory a new snapshot repository reads as well (git
+    alternates), so that git add writes no object it has already.
     """
     git_dir = workdir / "baseline.git"
     if not (git_dir / "HEAD").exists():
         workdir.mkdir(parents=True, exist_ok=True)
         run(["git", *GIT_OVERRIDES, "init", "-q", "--bare", str(git_dir)],
             env=GIT_ENV)
+        if borrow is not None:
+            (git_dir / "objects/info/alternates").write_text(
+                f"{borrow.resolve()}\n")
     snap = snapshot_repo(ksrc, git_dir)
     force = ksrc.git is None
     message = f"Linux {ksrc.version}: baseline"
@@ -362,9 +367,11 @@ def _check_out(git_dir: Path, commit: str, dest: Path) -> None:
     Repo(git_dir).git("worktree", "add", "-q", "--detach", str(dest), commit)
 
 
-def make_baseline(ksrc: KernelTree, workdir: Path) -> Baseline:
+def make_baseline(ksrc: KernelTree, workdir: Path,
+                  borrow: Path | None = None) -> Baseline:
     """Snapshot ksrc and check the snapshot out in WORKDIR/work (on the
-    first run while the snapshot's index is being completed)."""
+    first run while the snapshot's index is being completed); borrow as
+    snapshot() takes it."""
     git_dir = workdir / "baseline.git"
     work = workdir / "work"
     fresh = not (work / ".git").exists()
@@ -372,7 +379,8 @@ def make_baseline(ksrc: KernelTree, workdir: Path) -> Baseline:
     def check_out(commit: str) -> None:
         _check_out(git_dir, commit, work)
 
-    snap, commit, tree = snapshot(ksrc, workdir, check_out if fresh else None)
+    snap, commit, tree = snapshot(ksrc, workdir, check_out if fresh else None,
+                                  borrow)
     repo = Repo(git_dir / "worktrees" / "work", work)
     if not (work / ".git").exists():
         check_out(commit)

@@ -38,6 +38,8 @@ def real_tree(line: str) -> Path | None:
     if given:
         return Path(given)
     src = Path.home() / ".cache/ns-series/src"
+    if (src / f"linux-source-{line}" / "Makefile").is_file():
+        return src / f"linux-source-{line}"
     found = sorted(p for p in src.glob(f"linux-source-{line}*")
                    if (p / "Makefile").is_file()
                    and re.fullmatch(rf"linux-source-{re.escape(line)}"

@@ -145,6 +145,7 @@ def test_a_series_of_an_earlier_generator_is_replaced(
     series = env["out"] / "series"
     (series / guard.MARKER).unlink()
     (series / "who-to-ask.txt").unlink()    # which no earlier one wrote
+    (series / ".ns-series.json").unlink()   # nor this
     if extra == "draft.txt":
         (series / extra).write_text("mine\n")
     elif extra == "foreign-id":

@@ -1,0 +1,142 @@
+"""Versions of the series (nsgen/history.py): v1 on one tree, v2 on the
+next point release, and what the cover letter says changed."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+import generate
+from nsgen import history
+from tests import minitree
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, Path]:
+    order = tmp_path / "patches" / "series"
+    order.parent.mkdir()
+    order.write_text("generate: ns-string\n")
+    return {"order": order, "tmp": tmp_path, "work": tmp_path / "wd"}
+
+
+def tree(env: dict[str, Path], name: str, sublevel: int,
+         extra: dict[str, str] | None = None,
+         drop: tuple[str, ...] = ()) -> Path:
+    root = minitree.make(env["tmp"] / name)
+    mk = root / "Makefile"
+    mk.write_text(mk.read_text().replace("SUBLEVEL = 99",
+                                         f"SUBLEVEL = {sublevel}"))
+    for f, text in (extra or {}).items():
+        (root / f).parent.mkdir(parents=True, exist_ok=True)
+        (root / f).write_text(text)
+    for f in drop:
+        (root / f).unlink()
+    return root
+
+
+def gen(env: dict[str, Path], ksrc: Path, out: Path, *extra: str) -> int:
+    return generate.main([
+        "generate", "--ksrc", str(ksrc),
+        "--workdir", str(env["work"] / ksrc.name), "--out", str(out),
+        "--jobs", "2", "--series-file", str(env["order"]),
+        "--author", "Test Sender <sender@example.org>",
+        "--date", "2026-12-01T12:00:00+00:00", *extra])
+
+
+def cover(out: Path) -> str:
+    return (out / "series" / "0000-cover-letter.patch").read_text()
+
+
+NEW_DRIVER = {"drivers/new/new.c": (
+    "#include <linux/module.h>\nint n(void)\n{\n\treturn 0;\n}\n"
+    "EXPORT_SYMBOL_NS_GPL(n, NEWNS);\n")}
+
+
+def test_v2_on_the_next_point_release(env: dict[str, Path]) -> None:
+    one = tree(env, "linux-6.12.1", 1)
+    assert gen(env, one, env["tmp"] / "o1") == 0
+    text = cover(env["tmp"] / "o1")
+    assert "[PATCH 0/" in text and "Changes since" not in text
+    assert "\nchange-id: 2026" in text
+    two = tree(env, "linux-6.12.2", 2, NEW_DRIVER,
+               drop=("drivers/bar/baz.c",))
+    assert gen(env, two, env["tmp"] / "o2") == 0
+    series = env["tmp"] / "o2" / "series"
+    text = cover(env["tmp"] / "o2")
+    assert "[PATCH v2 0/" in text
+    assert "Changes since v1" in text
+    assert "Base: 6.12.1 -> 6.12.2" in text
+    # the file with a new export is newly converted, the removed one no
+    # longer touched
+    block = text.split("The conversion, by file:")[1]
+    assert "newly converted (1):\n      drivers/new/new.c" in block
+    assert "no longer touched (1):\n      drivers/bar/baz.c" in block
+    # the same change-id as v1, for b4
+    ids = {line for t in (cover(env["tmp"] / "o1"), text)
+           for line in t.splitlines() if line.startswith("change-id: ")}
+    assert len(ids) == 1
+    # the range-diff beside the series, not a *.patch
+    assert (series / "range-diff-v1-v2.txt").is_file()
+    assert not list(series.glob("range-diff*.patch"))
+    assert "[PATCH v2 1/1]" in (series / "0001-treewide-write-symbol-"
+                                "namespaces-as-string-literals.patch"
+                                ).read_text()[:2000]
+    info = json.loads((series / history.INFO).read_text())
+    assert info["number"] == 2 and info["line"] == "6.12"
+    # recorded, with a tag b4 --compare-to reads
+    tags = history.git(env["work"] / "history" / history.STORE, "tag",
+                       "-l").split()
+    assert tags == ["sent/ns-series-6.12-v1", "sent/ns-series-6.12-v2"]
+
+
+def test_identical_regeneration_keeps_the_version(
+        env: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    one = tree(env, "linux-6.12.1", 1)
+    assert gen(env, one, env["tmp"] / "o1") == 0
+    again = tree(env, "linux-6.12.2", 2)     # same code, next release
+    assert gen(env, again, env["tmp"] / "o2") == 0
+    assert "[PATCH 0/" in cover(env["tmp"] / "o2")
+    assert "the same patches as v1" in capsys.readouterr().err
+    assert [v.number for v in history.versions(env["work"] / "history",
+                                               "6.12")] == [1]
+
+
+def test_since_from_another_line_is_refused(
+        env: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    one = tree(env, "linux-6.12.1", 1)
+    assert gen(env, one, env["tmp"] / "o1") == 0
+    other = tree(env, "linux-7.3.1", 1)
+    mk = other / "Makefile"
+    mk.write_text("VERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 1\n"
+                  "EXTRAVERSION =\n")
+    assert gen(env, other, env["tmp"] / "o2", "--since",
+               str(env["tmp"] / "o1" / "series")) == 1
+    err = [x for x in capsys.readouterr().err.splitlines()
+           if x.startswith("generate.py: error")]
+    assert len(err) == 1
+    assert "a series for Linux 6.12" in err[0] and "compare within a line" \
+        in err[0]
+    assert not (env["tmp"] / "o2").exists()
+
+
+def test_reroll_count_and_in_reply_to(env: dict[str, Path]) -> None:
+    one = tree(env, "linux-6.12.1", 1)
+    assert gen(env, one, env["tmp"] / "o1") == 0
+    mbox = env["tmp"] / "sent.mbox"
+    shutil.copy(env["tmp"] / "o1" / "series" / "0000-cover-letter.patch",
+                mbox)
+    # as sent: the Message-ID it went out with
+    text = re.sub(r"(?m)^Message-ID: .*$", "Message-ID: <v1-cover@example.org>",
+                  mbox.read_text(), count=1)
+    mbox.write_text(text)
+    two = tree(env, "linux-6.12.2", 2, NEW_DRIVER)
+    assert gen(env, two, env["tmp"] / "o2", "--reroll-count", "5",
+               "--in-reply-to", str(mbox)) == 0
+    text = cover(env["tmp"] / "o2")
+    assert "[PATCH v5 0/" in text
+    assert "In-Reply-To: <v1-cover@example.org>" in text
+    assert "<v1-cover@example.org>" in text.split("Changes since v1")[1]
