@@ -61,6 +61,8 @@ KBUILD_ARGS := --jobs $(JOBS) --cc-wrapper "$(CC_WRAPPER)"
 DIRTY_ARGS = $(if $(ALLOW_DIRTY),--allow-dirty)
 SERIES_ARGS = --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)" \
 	$(if $(MAINTAINERS),--maintainers "$(MAINTAINERS)") \
+	$(if $(SINCE),--since "$(SINCE)") $(if $(REROLL),--reroll-count "$(REROLL)") \
+	$(if $(IN_REPLY_TO),--in-reply-to "$(IN_REPLY_TO)") \
 	--author "$(AUTHOR)" --date "$(DATE)" $(DIRTY_ARGS)
 
 .PHONY: all release series deps ksrc check check-kernels kernels-list refresh clean-kernels test boot-test boot-test-mutants bisect-check bench checkpatch verify abi-check help clean distclean
@@ -132,6 +134,12 @@ help:
 	@echo '            caches, kernel builds: a fresh make check leaves about 33 GB'
 	@echo '            (make distclean removes it); one run at a time: runs on'
 	@echo '            the same tree wait for each other'
+	@echo '  SINCE=DIR  compare with that earlier series (default: the last'
+	@echo '            version recorded for the line in WORKDIR/history)'
+	@echo '  REROLL=N  the version number (default: the last one plus one;'
+	@echo '            the same one when the patches did not change)'
+	@echo '  IN_REPLY_TO=ID|FILE  the last version'"'"'s Message-ID, or the mbox'
+	@echo '            it was sent as: the cover letter replies to it'
 	@echo '  MAINTAINERS=FILE  the MAINTAINERS get_maintainer.pl reads'
 	@echo '            (default: the tree'"'"'s; name a newer one for an old tree)'
 	@echo '  OUT=$(OUT)  PYTHON=$(PYTHON)'
