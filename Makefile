@@ -59,7 +59,10 @@ TREE_WORKDIR = $(WORKDIR)/$(notdir $(TREE_KSRC))
 GEN_ARGS = --ksrc "$(TREE_KSRC)" --workdir "$(TREE_WORKDIR)"
 KBUILD_ARGS := --jobs $(JOBS) --cc-wrapper "$(CC_WRAPPER)"
 DIRTY_ARGS = $(if $(ALLOW_DIRTY),--allow-dirty)
+# spatch's and get_maintainer.pl's results, keyed by content: shared by
+# the trees, so the next point release reuses the last one's.
 SERIES_ARGS = --out "$(OUT)" --jobs $(JOBS) --base-desc "$(BASE_DESC)" \
+	--cache "$(WORKDIR)/cache" \
 	$(if $(MAINTAINERS),--maintainers "$(MAINTAINERS)") \
 	$(if $(SINCE),--since "$(SINCE)") $(if $(REROLL),--reroll-count "$(REROLL)") \
 	$(if $(IN_REPLY_TO),--in-reply-to "$(IN_REPLY_TO)") \

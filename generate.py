@@ -175,7 +175,8 @@ class CoverChecks:
 def cover_checks(base: tree.Baseline, workdir: Path,
                  generated: list[str], jobs: int,
                  treewide: list[str], cc_files: list[str],
-                 mfile: Path | None = None) -> CoverChecks:
+                 mfile: Path | None = None,
+                 cache: Path | None = None) -> CoverChecks:
     """Hunk review of the generated commits, the results recorded for this
     very series (make verify, abi-check, boot-test, check),
     get_maintainer.pl's answers."""
@@ -195,7 +196,7 @@ def cover_checks(base: tree.Baseline, workdir: Path,
                     for f in touched(c)} | {mail.LOADER, mail.MODPOST}
                    | set(cc_files))
     t = time.monotonic()
-    cache = workdir / "cache"
+    cache = cache or workdir / "cache"
     found = review.get_maintainers(base.work, small, cache, jobs, mfile)
     union = review.get_maintainers_union(base.work, wide, cache, jobs,
                                          mfile) if wide else []
@@ -453,6 +454,10 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
     if not (workdir / "baseline.git" / "index").exists():
         log("  first run: snapshotting the tree and checking it out "
             "(about a minute)")
+    cache = Path(args.cache).absolute() if args.cache else workdir / "cache"
+    if not cache.exists():      # a shared one: 'make distclean' may remove it
+        cache.mkdir(parents=True)
+        guard.write_marker(cache)
     store = history.open_store(i.history) if i.history else None
     base = tree.make_baseline(ksrc, workdir,
                               store / "objects" if store else None)
@@ -489,8 +494,7 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
                                            patch_dir, before, args.jobs)
             continue
         r = convert.run_step(e.name, base.repo, args.spatch, version,
-                             args.jobs, Path(args.cache) if args.cache
-                             else workdir / "cache", args.recompute)
+                             args.jobs, cache, args.recompute)
         results.append(r)
         decisions.append(steps.generated_decision(
             r.name, r.status is convert.Status.CHANGED, r.notes))
@@ -514,7 +518,7 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
             "generated change")
     checks = cover_checks(base, workdir, generated, args.jobs, treewide,
                           sorted({f for fs in cc_files.values() for f in fs}),
-                          i.maintainers)
+                          i.maintainers, cache)
     subject, body = cover_text(ksrc, base_desc(ksrc, args.base_desc), base,
                                decisions, version, checks)
     commits = base.repo.git("rev-list", "--reverse",

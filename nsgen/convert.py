@@ -573,14 +573,25 @@ def export_macro(repo: Repo) -> str:
     return "EXPORT_SYMBOL_GPL_FOR"
 
 
+def _grep(repo: Repo, word: str, regex: str) -> str:
+    """git grep -n -E regex in the C files and headers that have word (a
+    fixed-string search first: an anchored regular expression over every
+    file of a kernel takes seconds, the word a fraction of one)."""
+    files = repo.git("grep", "-l", "-F", "-w", "-e", word, "--", "*.c",
+                     "*.h", check=False).split()
+    if not files:
+        return ""
+    return repo.git("grep", "-n", "-E", regex, "--", *files, check=False)
+
+
 def _defines(repo: Repo, name: str, function_like: bool) -> list[tuple[str, int, str]]:
     """(file, line, text) of every #define of name in the tree's headers and
     C files, continuation lines joined."""
     root = repo.work_tree
     assert root is not None
     paren = r"\(" if function_like else r"([[:space:]]|$)"
-    out = repo.git("grep", "-n", "-E", rf"^[[:space:]]*#[[:space:]]*define[[:space:]]+{name}{paren}",
-                   "--", "*.h", "*.c", check=False)
+    out = _grep(repo, name, rf"^[[:space:]]*#[[:space:]]*define[[:space:]]+"
+                rf"{name}{paren}")
     found = []
     for line in out.splitlines():
         path, num, _ = line.split(":", 2)
@@ -597,9 +608,8 @@ def _defines(repo: Repo, name: str, function_like: bool) -> list[tuple[str, int,
 def restricted_export(repo: Repo, symbol: str) -> str | None:
     """How the tree already restricts symbol's export to modules, or None:
     'MACRO() at FILE:LINE' and the definitions that say to which modules."""
-    out = repo.git("grep", "-n", "-E",
-                   rf"^[[:space:]]*(\w+)\([[:space:]]*{symbol}[[:space:]]*[,)]",
-                   "--", "*.c", "*.h", check=False)
+    out = _grep(repo, symbol, rf"^[[:space:]]*(\w+)\([[:space:]]*{symbol}"
+                r"[[:space:]]*[,)]")
     for line in out.splitlines():
         path, num, text = line.split(":", 2)
         m = re.match(rf"\s*(\w+)\(\s*{symbol}\b", text)

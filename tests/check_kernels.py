@@ -180,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="keep the trees and work directories")
     args = ap.parse_args(argv)
     args.base_desc = ""
-    args.cache = str(Path(args.workdir_root) / "cache-kernels")
+    # the cache make's series use (keyed by content)
+    args.cache = str(Path(args.workdir_root) / "cache")
     items = read_list(Path(args.list))
     if args.only:
         want = set(args.only.split(","))
