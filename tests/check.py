@@ -317,6 +317,30 @@ def fetch_source(src: Path, kver: str) -> tuple[str, str | None]:
     return kver, None
 
 
+def tree_env(args: argparse.Namespace) -> dict[str, str] | None:
+    """The environment of pytest in a full run: KSRC_<line> of each tree
+    (KSRC and the other kernels, fetched now if need be), which the drift
+    fixtures are derived from, and NS_REQUIRE_TREES: a missing one fails
+    there instead of skipping."""
+    if args.fast or not args.ksrc:
+        return None
+    env = {**os.environ, "NS_REQUIRE_TREES": "1"}
+    trees = [Path(args.ksrc)]
+    src = Path(args.src_dir or Path(args.workdir).parent / "src")
+    for kver in filter(None, args.other_kernels.split(",")):
+        kver, error = fetch_source(src, kver)
+        if error is None:
+            trees.append(src / f"linux-source-{kver}")
+    for t in trees:
+        try:
+            version = tree.check_tree(t, True).version
+        except ToolError:
+            continue
+        line = ".".join(version.split(".")[:2])
+        env.setdefault(f"KSRC_{line.replace('.', '_')}", str(t))
+    return env
+
+
 def other_kernel(args: argparse.Namespace, kver: str) -> list[Case]:
     """Regenerate the series on linux-source-KVER ('N.x': the newest N.*
     Debian serves): written, applies, complete, idempotent, reproducible;
@@ -446,9 +470,10 @@ def run_cases(args: argparse.Namespace) -> int:
     print("TAP version 13", flush=True)
     full: Full | None = None
     if args.only is None:
-        add(suite("pytest tests/ (tooling, semantic-patch fixtures)",
+        add(suite("pytest tests/ (tooling, semantic-patch fixtures, drift "
+                  "fixtures from the real trees)",
                   [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                   "tests"], 1800))
+                   "tests"], 1800, env=tree_env(args)))
         add(suite("pytest boot-test/ (runner, results on canned logs)",
                   [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                    "boot-test"], 600))
