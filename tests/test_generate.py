@@ -247,6 +247,14 @@ def fake_make(env: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Path:
     return log
 
 
+def refresh(env: dict[str, Path], step: str) -> int:
+    return generate.main(["refresh", "--ksrc", str(env["ksrc"]), "--workdir",
+                          str(env["work"]), "--out", str(env["out"]),
+                          "--series-file", str(env["order"]),
+                          "--author", "Test Sender <sender@example.org>",
+                          "--date", "2026-12-01T12:00:00+00:00", step])
+
+
 def test_refresh_turns_the_fixed_tree_into_a_variant(
         env: dict[str, Path], capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -277,21 +285,11 @@ def test_refresh_turns_the_fixed_tree_into_a_variant(
     left = env["work"] / "refresh" / "0001-say"
     assert (left / "kernel/module/main.c.rej").is_file()
     # refused while a .rej is there
-    assert generate.main(["refresh", "--ksrc", str(env["ksrc"]), "--workdir",
-                          str(env["work"]), "--out", str(env["out"]),
-                          "--series-file", str(env["order"]),
-                          "--author", "Test Sender <sender@example.org>",
-                          "--date", "2026-12-01T12:00:00+00:00",
-                          "0001"]) == 1
+    assert refresh(env, "0001") == 1
     assert "still to fix: kernel/module/main.c.rej" in one_error(capsys)
     (left / "kernel/module/main.c").write_text("/* the loader: it loads */\n")
     (left / "kernel/module/main.c.rej").unlink()
-    assert generate.main(["refresh", "--ksrc", str(env["ksrc"]), "--workdir",
-                          str(env["work"]), "--out", str(env["out"]),
-                          "--series-file", str(env["order"]),
-                          "--author", "Test Sender <sender@example.org>",
-                          "--date", "2026-12-01T12:00:00+00:00",
-                          "0001"]) == 0
+    assert refresh(env, "0001") == 0
     variant = patches / "6.12" / "0001-say.patch"
     text = variant.read_text()
     # the message and the note kept, the diff this tree's
