@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from nsgen import (abi, convert, drift, guard, history, identity, kbuild, mail, module,
-                   results, review, series, spatch, steps, tree,
+from nsgen import (abi, convert, drift, guard, history, identity, kbuild, mail,
+                   module, results, review, series, spatch, steps, tree,
                    verify)
 from nsgen.run import ToolError, progress, run
 

@@ -180,7 +180,8 @@ def splice(stored: str, new_tail: str) -> str:
         raise ToolError("the stored patch has no '---' line") from None
     stat = re.compile(r"^ \S.* \| +(\d+|Bin)")
     start = next((i for i in range(sep + 1, len(lines))
-                  if stat.match(lines[i]) or lines[i].startswith("diff --git ")),
+                  if stat.match(lines[i])
+                  or lines[i].startswith("diff --git ")),
                  None)
     if start is None:
         raise ToolError("the stored patch has no diffstat or diff")
@@ -306,8 +307,9 @@ def refresh(workdir: Path, step: str, patch_dir: Path, conf: Path,
     result must apply exactly to the tree before the step."""
     tree, record = refresh_paths(workdir, step)
     if not record.is_file() or not tree.is_dir():
-        raise ToolError(f"no refresh tree for {step} in {workdir / REFRESH_DIR}"
-                        ": generate.py leaves one when a step is refused")
+        raise ToolError(f"no refresh tree for {step} in "
+                        f"{workdir / REFRESH_DIR}: generate.py leaves one "
+                        "when a step is refused")
     info = json.loads(record.read_text())
     bad = rejects(tree)
     if bad:

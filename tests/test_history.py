@@ -130,8 +130,9 @@ def test_reroll_count_and_in_reply_to(env: dict[str, Path]) -> None:
     shutil.copy(env["tmp"] / "o1" / "series" / "0000-cover-letter.patch",
                 mbox)
     # as sent: the Message-ID it went out with
-    text = re.sub(r"(?m)^Message-ID: .*$", "Message-ID: <v1-cover@example.org>",
-                  mbox.read_text(), count=1)
+    text = re.sub(r"(?m)^Message-ID: .*$",
+                  "Message-ID: <v1-cover@example.org>", mbox.read_text(),
+                  count=1)
     mbox.write_text(text)
     two = tree(env, "linux-6.12.2", 2, NEW_DRIVER)
     assert gen(env, two, env["tmp"] / "o2", "--reroll-count", "5",
