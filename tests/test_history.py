@@ -141,3 +141,48 @@ def test_reroll_count_and_in_reply_to(env: dict[str, Path]) -> None:
     assert "[PATCH v5 0/" in text
     assert "In-Reply-To: <v1-cover@example.org>" in text
     assert "<v1-cover@example.org>" in text.split("Changes since v1")[1]
+
+
+MAIN_C = "".join(f"static int f{i}(void)\n{{\n\treturn {i};\n}}\n\n"
+                 for i in range(8))
+
+
+def test_a_hunk_moved_by_drift_shows_in_the_range_diff(
+        env: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hand-written patch whose context drifted on the next release
+    (taken with fuzz) is 'changed' in the letter, after its '---', and in
+    the range-diff."""
+    from tests.test_generate import fake_make
+    patches = env["order"].parent
+    (patches / "0001-say.patch").write_text(
+        "From 0000000000000000000000000000000000000000 Mon Sep 17 "
+        "00:00:00 2001\n"
+        "From: A <a@example.invalid>\nDate: Sat, 1 Jan 2000 00:00:00 +0000\n"
+        "Subject: [PATCH] module: f3 returns 33\n\nIt does.\n\n"
+        "Signed-off-by: A <a@example.invalid>\n---\n"
+        "diff --git a/kernel/module/main.c b/kernel/module/main.c\n"
+        "--- a/kernel/module/main.c\n+++ b/kernel/module/main.c\n"
+        "@@ -15,7 +15,7 @@ static int f2(void)\n \n static int f3(void)\n {\n"
+        "-\treturn 3;\n+\treturn 33;\n }\n \n static int f4(void)\n")
+    env["order"].write_text("0001-say.patch\ngenerate: ns-string\n")
+    one = tree(env, "linux-6.12.1", 1,
+               {"kernel/module/main.c": MAIN_C})
+    assert gen(env, one, env["tmp"] / "o1") == 0
+    # the next release adds a line right above f3: the hunk's first
+    # context line is gone, fuzz 1 takes it
+    drifted = MAIN_C.replace("}\n\nstatic int f3",
+                             "}\n/* f3 follows */\nstatic int f3")
+    two = tree(env, "linux-6.12.2", 2, {"kernel/module/main.c": drifted})
+    env["ksrc"] = two
+    fake_make(env, monkeypatch)
+    assert gen(env, two, env["tmp"] / "o2") == 0
+    series = env["tmp"] / "o2" / "series"
+    text = cover(env["tmp"] / "o2")
+    assert "changed in kernel/module/main.c: module: f3 returns 33" in text
+    assert "Decisions that changed:\n    0001-say.patch: applies -> " \
+        "applies with drift (kernel/module/main.c: hunk 1 fuzz 1; " \
+        "compiled: kernel/module/main.o)" in text
+    patch = next(series.glob("0001-*.patch")).read_text()
+    assert "---\nChanges in v2: hunks changed in kernel/module/main.c" in patch
+    rdiff = (series / "range-diff-v1-v2.txt").read_text()
+    assert re.search(r"1: +\w+ ! 1: +\w+ module: f3 returns 33", rdiff)
