@@ -560,8 +560,9 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
                                      body, mailable, extra)
     if i.history is not None and store is not None and not same:
         history.keep_objects(workdir_git(base), store)
+        cover = next(f for f in files if f.name.endswith("cover-letter.patch"))
         where = history.record(i.history, store, v, out,
-                               files[0].read_text(errors="replace"))
+                               cover.read_text(errors="replace"))
         log(f"  recorded v{v.number} of {v.line} in {where} (tag "
             f"{history.tag_name(v)} in {store})")
     for f in files:

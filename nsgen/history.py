@@ -161,7 +161,53 @@ def record(history: Path, store: Path, v: Version, series_dir: Path,
     git(store, "tag", "-f", "-a", "-F", "-", tag_name(v), v.head,
         stdin=f"{cover.rstrip()}\n\nbase-commit: {v.base}\n"
         f"change-id: {v.change_id}\n")
+    b4_branch(store, v, cover)
     return dest
+
+
+B4_MARKER = "--- b4-submit-tracking ---"
+
+
+def b4_branch(store: Path, v: Version, cover: str) -> str:
+    """The branch b4 prep would keep for the line, at version v: the base,
+    an empty commit with the cover letter and b4's tracking data (its
+    'commit' cover strategy), then the series' commits with the same trees,
+    messages and authors.  HEAD names it, so that 'b4 prep --compare-to
+    vN-1' run in the history's repository compares v(N-1)'s tag with it."""
+    branch = f"b4/ns-series-{v.line}"
+    subject = re.search(r"(?m)^Subject: (?:\[[^]]*\] )?(.*)$", cover)
+    body = cover.split("\n\n", 1)[1] if "\n\n" in cover else ""
+    tracking = {"series": {"revision": v.number, "change-id": v.change_id,
+                           "base-branch": None, "prefixes": []}}
+    message = (f"{subject.group(1) if subject else 'ns-series'}\n\n"
+               f"{body.strip()}\n\n{B4_MARKER}\n"
+               "# Written by ns-series (generate.py) as b4 prep keeps it.\n"
+               f"{json.dumps(tracking, indent=2)}\n")
+    base_tree = git(store, "rev-parse", f"{v.base}^{{tree}}").strip()
+    env_of = "%an%x00%ae%x00%aD%x00%cn%x00%ce%x00%cD"
+    first = git(store, "log", "-1", f"--format={env_of}", v.head).split("\0")
+    parent = commit_tree(store, base_tree, v.base, message, first)
+    for c in git(store, "rev-list", "--reverse",
+                 f"{v.base}..{v.head}").split():
+        who = git(store, "log", "-1", f"--format={env_of}", c).split("\0")
+        msg = git(store, "log", "-1", "--format=%B", c)
+        parent = commit_tree(store, git(store, "rev-parse",
+                                        f"{c}^{{tree}}").strip(),
+                             parent, msg, who)
+    git(store, "update-ref", f"refs/heads/{branch}", parent)
+    git(store, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
+    return branch
+
+
+def commit_tree(store: Path, tree_id: str, parent: str, message: str,
+                who: list[str]) -> str:
+    an, ae, ad, cn, ce, cd = (x.strip() for x in who[:6])
+    return run(["git", *GIT_OVERRIDES, f"--git-dir={store}", "commit-tree",
+                tree_id, "-p", parent, "-F", "-"], stdin=message,
+               env={**GIT_ENV, "GIT_AUTHOR_NAME": an, "GIT_AUTHOR_EMAIL": ae,
+                    "GIT_AUTHOR_DATE": ad, "GIT_COMMITTER_NAME": cn,
+                    "GIT_COMMITTER_EMAIL": ce,
+                    "GIT_COMMITTER_DATE": cd}).stdout.strip()
 
 
 def tag_name(v: Version) -> str:

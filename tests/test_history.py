@@ -4,7 +4,9 @@ next point release, and what the cover letter says changed."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import shutil
 from pathlib import Path
 
@@ -88,9 +90,27 @@ def test_v2_on_the_next_point_release(env: dict[str, Path]) -> None:
     info = json.loads((series / history.INFO).read_text())
     assert info["number"] == 2 and info["line"] == "6.12"
     # recorded, with a tag b4 --compare-to reads
-    tags = history.git(env["work"] / "history" / history.STORE, "tag",
-                       "-l").split()
+    store = env["work"] / "history" / history.STORE
+    tags = history.git(store, "tag", "-l").split()
     assert tags == ["sent/ns-series-6.12-v1", "sent/ns-series-6.12-v2"]
+    tag = history.git(store, "cat-file", "-p", tags[1])
+    assert "Subject: [PATCH v2 0/1]" in tag and "\nchange-id: " in tag
+    # the branch b4 prep keeps: the cover commit with its tracking data,
+    # then the series, its tree the same as v2's
+    assert history.git(store, "symbolic-ref", "HEAD").strip() == \
+        "refs/heads/b4/ns-series-6.12"
+    cover_msg = history.git(store, "log", "-1", "--format=%B", "HEAD~1")
+    assert cover_msg.startswith("module: string symbol namespaces")
+    assert history.B4_MARKER in cover_msg and '"revision": 2' in cover_msg
+    assert history.git(store, "rev-parse", "HEAD^{tree}") == \
+        history.git(store, "rev-parse", f"{info['head']}^{{tree}}")
+    # b4 itself (a dependency setup.sh installs) compares v1 with it
+    b4 = subprocess.run(["b4", "prep", "--compare-to", "v1"], cwd=store,
+                        capture_output=True, text=True,
+                        env={**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null"})
+    assert b4.returncode == 0, b4.stderr
+    assert re.search(r"^1: +\w+ ! 1: +\w+ treewide: write symbol", b4.stdout,
+                     re.M), b4.stdout[:500]
 
 
 def test_identical_regeneration_keeps_the_version(
