@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 from nsgen import (abi, convert, drift, guard, history, identity, kbuild, mail,
                    module, results, review, series, spatch, steps, tree,
                    verify)
-from nsgen.run import ToolError, progress, run
+from nsgen.run import ToolError, progress
 
 PROJECT = Path(__file__).resolve().parent
 DEFAULT_WORKDIR = tree.default_workdir()
@@ -322,7 +322,7 @@ def check_generate(args: argparse.Namespace) -> Inputs:
                             f"{since.line} ({since.kernel}); this tree is "
                             f"{line} ({ksrc.version}): compare within a line")
         store = (hist or Path(args.since)) / history.STORE
-        if hist is None or not _has_commit(store, since.head):
+        if hist is None or not history.has_commit(store, since.head):
             raise ToolError(f"--since {args.since}: its commits are not in "
                             f"the history ({store}): only a series that "
                             "make/generate recorded can be compared with")
@@ -346,16 +346,6 @@ def check_generate(args: argparse.Namespace) -> Inputs:
     return Inputs(ksrc, workdir, series_dir, order_file, order, version,
                   sender, date, date_from, mfile, hist, since,
                   message_id_of(args.in_reply_to))
-
-
-def _has_commit(store: Path, commit: str) -> bool:
-    return (store / "HEAD").exists() and run_ok(
-        ["git", f"--git-dir={store}", "cat-file", "-e",
-         f"{commit}^{{commit}}"])
-
-
-def run_ok(cmd: list[str]) -> bool:
-    return run(cmd, check=False).returncode == 0
 
 
 def message_id_of(given: str) -> str:
@@ -524,6 +514,8 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
     commits = base.repo.git("rev-list", "--reverse",
                             f"{base.commit}..HEAD").split()
     t = time.monotonic()
+    if store is not None:       # the history holds the commits it compares
+        history.keep_objects(workdir_git(base), store)
     v, delta, same, rdiff = versioning(args, i, base, store, commits,
                                        treewide, decisions)
     log(f"  version v{v.number} of {v.line}"
@@ -559,7 +551,6 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
         files = series.format_series(base.repo, base.commit, out, subject,
                                      body, mailable, extra)
     if i.history is not None and store is not None and not same:
-        history.keep_objects(workdir_git(base), store)
         cover = next(f for f in files if f.name.endswith("cover-letter.patch"))
         where = history.record(i.history, store, v, out,
                                cover.read_text(errors="replace"))
@@ -626,8 +617,6 @@ def versioning(args: argparse.Namespace, i: Inputs, base: tree.Baseline,
                            if k.number < number), None)
     if store is None or old is None:
         return v, None, same, ""
-    assert base.repo.git_dir is not None
-    history.keep_objects(workdir_git(base), store)
     if i.in_reply_to:
         old.message_id = i.in_reply_to
     delta = history.compare(store, old, v, commits)

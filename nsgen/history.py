@@ -87,6 +87,12 @@ def open_store(history: Path) -> Path:
     return store
 
 
+def has_commit(store: Path, commit: str) -> bool:
+    return (store / "HEAD").exists() and run(
+        ["git", f"--git-dir={store}", "cat-file", "-e",
+         f"{commit}^{{commit}}"], check=False).returncode == 0
+
+
 def borrow(git_dir: Path, store: Path) -> None:
     """Let a tree's snapshot repository read the history's objects (git
     alternates): the files of the last point release are there already, so
