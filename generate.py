@@ -701,20 +701,23 @@ def refresh_hint(base: tree.Baseline, workdir: Path, ksrc: tree.KernelTree,
 def commit_step(repo: tree.Repo, message: str, files: list[str] | None,
                 sender: identity.Sender) -> None:
     """Commit what a generated step staged: all of it, or only files (one
-    part of a step that comes in parts; the rest stays staged)."""
+    part of a step that comes in parts; the rest stays staged).
+
+    With git's plumbing: 'git commit' refreshes the whole index of a
+    kernel (and, given paths, hashes them again) for each of a step's
+    dozen parts; the commit is the same object."""
     message = message.rstrip("\n") + "\n"
     if sender.signed:
         message += f"\n{sender.sign_off()}\n"
+    head = repo.git("rev-parse", "--verify", "HEAD^{commit}").strip()
     if files is None:
-        repo.git("commit", "-q", "--cleanup=verbatim", "-F", "-",
-                 stdin=message)
-        return
-    with tempfile.NamedTemporaryFile("w", suffix=".pathspec") as spec:
-        spec.write("".join(f"{f}\0" for f in files))
-        spec.flush()
-        repo.git("commit", "-q", "--cleanup=verbatim", "-F", "-",
-                 "--pathspec-from-file", spec.name, "--pathspec-file-nul",
-                 stdin=message)
+        tree_id = repo.git("write-tree").strip()
+    else:
+        tree_id = tree.tree_with(repo, head, files)
+    commit = repo.git("commit-tree", "-p", head, "-F", "-", tree_id,
+                      stdin=message).strip()
+    repo.git("update-ref", "-m", "commit: generated step", "HEAD", commit,
+             head)
 
 
 def run_apply(args: argparse.Namespace) -> int:

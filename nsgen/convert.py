@@ -652,13 +652,19 @@ def export_for(repo: Repo, spatch_bin: str, version: str, jobs: int,
     result = StepResult("export-for", Status.NOTHING)
     files: set[str] = set()
     todo = []
-    for e in table:
-        pat = rf"EXPORT_SYMBOL_GPL\(\s*{e.symbol}\s*\)"
-        hits = repo.git("grep", "-l", "-E", pat, "--", "*.c", "*.h",
+    # the files that name a symbol of the table at all, in one search; the
+    # regular expressions then read only those
+    named = git_grep(repo, sorted({e.symbol for e in table}), "*.c", "*.h")
+
+    def grep(regex: str) -> list[str]:
+        if not named:
+            return []
+        return repo.git("grep", "-l", "-E", regex, "--", *named,
                         check=False).split()
-        done = repo.git("grep", "-l", "-E",
-                        rf"EXPORT_SYMBOL_GPL_FOR\(\s*{e.symbol}\s*,", "--",
-                        "*.c", "*.h", check=False).split()
+
+    for e in table:
+        hits = grep(rf"EXPORT_SYMBOL_GPL\(\s*{e.symbol}\s*\)")
+        done = grep(rf"EXPORT_SYMBOL_GPL_FOR\(\s*{e.symbol}\s*,")
         if not hits and done:
             result.notes.append(f"{e.symbol}: already restricted")
             continue

@@ -238,6 +238,40 @@ def maintainers_sections(text: str) -> list[list[str]]:
     return blocks
 
 
+class Sections:
+    """MAINTAINERS read once, each section with what can make it concern
+    a file: an N: regular expression (any file), or an F: pattern whose
+    literal start is the start of the file's path.  The text before the
+    first section is kept with every file."""
+
+    def __init__(self, text: str) -> None:
+        self.blocks: list[tuple[str, bool, list[str]]] = []
+        for block in maintainers_sections(text):
+            typed = [m for m in map(TYPE_LINE.match, block) if m]
+            always = not typed or any(m.group(1) == "N" for m in typed)
+            starts = [PATTERN_META.split(m.group(2).strip(), 1)[0]
+                      for m in typed if m.group(1) == "F"]
+            self.blocks.append(("\n".join(block), always, starts))
+
+    def trim(self, files: list[str]) -> str:
+        """The sections that can concern any of files, in their order."""
+        ordered = sorted(set(files))
+
+        def reaches(start: str) -> bool:
+            i = bisect.bisect_left(ordered, start)
+            return i < len(ordered) and ordered[i].startswith(start)
+
+        kept = [text for text, always, starts in self.blocks
+                if always or any(map(reaches, starts))]
+        return "\n\n".join(kept) + "\n"
+
+    def key(self, files: list[str]) -> str:
+        """A digest of trim(files): get_maintainer.pl's answer for these
+        files changes only with it (and with the script)."""
+        return hashlib.sha256(self.trim(files).encode(
+            errors="surrogateescape")).hexdigest()[:20]
+
+
 def trim_maintainers(text: str, files: list[str]) -> str:
     """MAINTAINERS without the sections that cannot concern any of files.
 
@@ -247,21 +281,7 @@ def trim_maintainers(text: str, files: list[str]) -> str:
     is the start of the file's path, so only those sections are kept, in
     their order.  get_maintainer.pl still decides which of them match:
     its answer is the same with this file as with the whole one."""
-    ordered = sorted(set(files))
-
-    def reaches(pattern: str) -> bool:
-        prefix = PATTERN_META.split(pattern, 1)[0]
-        i = bisect.bisect_left(ordered, prefix)
-        return i < len(ordered) and ordered[i].startswith(prefix)
-
-    kept = []
-    for block in maintainers_sections(text):
-        typed = [TYPE_LINE.match(line) for line in block]
-        if not any(typed) or any(
-                m and (m.group(1) == "N" or m.group(1) == "F"
-                       and reaches(m.group(2).strip())) for m in typed):
-            kept.append("\n".join(block))
-    return "\n\n".join(kept) + "\n"
+    return Sections(text).trim(files)
 
 
 def maintainers_file(root: Path, mfile: Path | None = None) -> Path:
@@ -319,13 +339,28 @@ def ask_get_maintainer(root: Path, files: list[str], cache: Path,
         shutil.rmtree(view)
 
 
-def _gm_key(root: Path, mfile: Path | None = None) -> str:
+def _gm_key(root: Path) -> str:
+    """What get_maintainer.pl's answers depend on besides MAINTAINERS: the
+    script, how it is run, and the tree's .mailmap (which it reads to name
+    people)."""
     h = hashlib.sha256()
-    for path in (maintainers_file(root, mfile), root / GET_MAINTAINER):
-        h.update(path.read_bytes())
+    for path in (root / GET_MAINTAINER, root / ".mailmap"):
+        h.update(path.read_bytes() if path.is_file() else b"-")
     h.update(" ".join(GM_OPTIONS).encode())
     h.update(b"PERL_HASH_SEED=0")   # how ask_get_maintainer() runs it
     return h.hexdigest()[:20]
+
+
+def _sections(root: Path, mfile: Path | None) -> Sections:
+    return Sections(maintainers_file(root, mfile).read_text(
+        encoding="utf-8", errors="surrogateescape"))
+
+
+def _save(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(data, sort_keys=True, indent=0))
+    tmp.replace(path)
 
 
 def get_maintainers(root: Path, files: list[str], cache: Path,
@@ -333,20 +368,24 @@ def get_maintainers(root: Path, files: list[str], cache: Path,
                     ) -> Maintainers | None:
     """get_maintainer.pl -f FILE for each file, run in root.
 
-    Answers are cached in cache/ by the content of MAINTAINERS and of the
-    script, so only files not asked before cost a run.  None when the tree
-    has no MAINTAINERS or no get_maintainer.pl.
+    Answers are cached in cache/, each file's under the sections of
+    MAINTAINERS that can concern it (Sections.key) and the script: the
+    next point release asks again only for files it adds or whose
+    sections changed.  None when the tree has no MAINTAINERS or no
+    get_maintainer.pl.
     """
     if not maintainers_file(root, mfile).is_file() or \
             not (root / GET_MAINTAINER).is_file():
         return None
-    path = cache / f"get_maintainer-{_gm_key(root, mfile)}.json"
+    path = cache / f"get_maintainer-{_gm_key(root)}.json"
     known: dict[str, list[str]] = {}
     if path.is_file():
         known = json.loads(path.read_text())
     # a file the series deletes has no maintainers to ask about
     files = [f for f in files if (root / f).is_file()]
-    todo = sorted(set(files) - set(known))
+    sections = _sections(root, mfile)
+    keys = {f: f"{f} {sections.key([f])}" for f in files}
+    todo = sorted({f for f in files if keys[f] not in known})
 
     def ask(f: str) -> tuple[str, list[str]]:
         return f, ask_get_maintainer(root, [f], cache, mfile)
@@ -355,13 +394,10 @@ def get_maintainers(root: Path, files: list[str], cache: Path,
         try:
             with ThreadPoolExecutor(max(jobs, 1)) as pool:
                 for f, lines in pool.map(ask, todo):
-                    known[f] = lines
+                    known[keys[f]] = lines
         finally:    # keep what was asked, even when one file fails
-            cache.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp-{os.getpid()}")
-            tmp.write_text(json.dumps(known, sort_keys=True, indent=0))
-            tmp.replace(path)
-    return Maintainers.of({f: known[f] for f in files})
+            _save(path, known)
+    return Maintainers.of({f: known[keys[f]] for f in files})
 
 
 def get_maintainers_union(root: Path, files: list[str], cache: Path,
@@ -371,14 +407,16 @@ def get_maintainers_union(root: Path, files: list[str], cache: Path,
     responsible for any of them, with the section of each (one run per
     chunk, a chunk per job; its cost is matching each file, not starting).
 
-    Cached in cache/ by the content of MAINTAINERS, of the script and the
-    list of files.  None when the tree has no get_maintainer.pl."""
+    Cached in cache/ by the list of files, the sections of MAINTAINERS
+    that can concern them and the script.  None when the tree has no
+    get_maintainer.pl."""
     if not maintainers_file(root, mfile).is_file() or \
             not (root / GET_MAINTAINER).is_file():
         return None
     files = sorted(f for f in set(files) if (root / f).is_file())
-    key = hashlib.sha256(("\n".join(files)).encode()).hexdigest()[:20]
-    path = cache / f"get_maintainer-union-{_gm_key(root, mfile)}-{key}.json"
+    key = hashlib.sha256(("\n".join(files) + "\0" + _sections(
+        root, mfile).key(files)).encode()).hexdigest()[:20]
+    path = cache / f"get_maintainer-union-{_gm_key(root)}-{key}.json"
     if path.is_file():
         return list(json.loads(path.read_text()))
     n = max(1, min(jobs, len(files)))
@@ -390,10 +428,7 @@ def get_maintainers_union(root: Path, files: list[str], cache: Path,
 
     with ThreadPoolExecutor(n) as pool:
         lines = merge_answers(*pool.map(ask, chunks))
-    cache.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(lines, indent=0))
-    tmp.replace(path)
+    _save(path, lines)
     return lines
 
 

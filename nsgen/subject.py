@@ -12,17 +12,24 @@ name and a lowercase description, as the module loader's log has it
 from __future__ import annotations
 
 import fnmatch
+import re
 from pathlib import Path
 
 from .review import TYPE_LINE, maintainers_sections
 
 TIP = "tip/tip.git"
+GLOB = re.compile(r"[*?[]")
 
 
 def _matches(pattern: str, path: str) -> bool:
     """Does a MAINTAINERS F:/X: pattern cover path (get_maintainer.pl's
     reading: a trailing '/' means the whole directory, shell globs else,
     and a pattern without one covers a directory of that name)?"""
+    # A path that does not start with the pattern's literal start matches
+    # neither way: most of MAINTAINERS' ~8,000 patterns end here, before
+    # fnmatch compiles them.
+    if not path.startswith(GLOB.split(pattern, 1)[0]):
+        return False
     if pattern.endswith("/"):
         return path.startswith(pattern) or fnmatch.fnmatchcase(
             path, pattern + "*")

@@ -401,6 +401,40 @@ def reset(repo: Repo, commit: str) -> None:
     repo.git("clean", "-q", "-f", "-d", "-x")
 
 
+def tree_with(repo: Repo, commit: str, files: list[str]) -> str:
+    """The tree of commit with files as the index stages them (a staged
+    deletion deletes): what 'git commit -- FILES' would commit, written
+    through an index of its own (the real one is left as it is)."""
+    changes = repo.git("diff-index", "--cached", "-z", "--no-renames",
+                       commit, *_literal(files))
+    fields = changes.split("\0")
+    info = []
+    for meta, path in zip(fields[0::2], fields[1::2]):
+        _, mode, _, sha, status = meta.lstrip(":").split(" ")
+        info.append(f"0 {'0' * len(sha)}\t{path}" if status == "D"
+                    else f"{mode} {sha}\t{path}")
+    index = Path(repo.git("rev-parse", "--git-path", "index").strip())
+    index = index if index.is_absolute() else \
+        (repo.work_tree or repo.git_dir) / index
+    temp = index.with_name(f"index.part-{os.getpid()}")
+    env = {**GIT_ENV, **repo.env, "GIT_INDEX_FILE": str(temp)}
+    try:
+        run([*repo.argv(), "read-tree", commit], cwd=repo.work_tree, env=env)
+        if info:
+            run([*repo.argv(), "update-index", "-z", "--index-info"],
+                cwd=repo.work_tree, env=env,
+                stdin="".join(f"{x}\0" for x in info))
+        return run([*repo.argv(), "write-tree"], cwd=repo.work_tree,
+                   env=env).stdout.strip()
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def _literal(files: list[str]) -> list[str]:
+    """files as pathspecs that match only themselves."""
+    return ["--", *(f":(literal){f}" for f in files)]
+
+
 def work_repo(dest: Path) -> Repo:
     """The Repo of an existing work tree of the baseline repository."""
     return Repo(Path(run(["git", "-C", str(dest), "rev-parse",

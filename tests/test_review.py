@@ -151,6 +151,47 @@ def test_get_maintainers_runs_once_per_file(tmp_path: Path) -> None:
     assert review.get_maintainers(tmp_path, ["a.c"], cache, 1) is None
 
 
+def test_get_maintainers_asks_again_only_where_sections_changed(
+        tmp_path: Path) -> None:
+    """The next point release's MAINTAINERS: a file is asked about again
+    only when a section that can concern it changed (or the .mailmap)."""
+    root, calls = fake_gm_tree(
+        tmp_path, "@ARGV",
+        'print "Jane Doe <jane\\@example.org> (maintainer:ALL)\\n";\n')
+    sections = {"A": "A DRIVER\nM:\tAnn <a@example.org>\nF:\ta.c\n",
+                "B": "B DRIVER\nM:\tBob <b@example.org>\nF:\tb.c\n"}
+
+    def write(*extra: str) -> None:
+        (root / "MAINTAINERS").write_text(
+            "\n".join([*sections.values(), *extra]))
+
+    def asked() -> list[str]:
+        lines = calls.read_text().splitlines() if calls.exists() else []
+        calls.unlink(missing_ok=True)
+        return sorted(a for r in lines for a in r.split() if a.endswith(".c"))
+
+    cache = tmp_path / "cache"
+    write()
+    review.get_maintainers(root, ["a.c", "b.c"], cache, 1)
+    review.get_maintainers_union(root, ["a.c", "b.c"], cache, 1)
+    assert asked() == ["a.c", "a.c", "b.c", "b.c"]
+    # a section for another file: nothing is asked again
+    write("C DRIVER\nM:\tCy <c@example.org>\nF:\tc.c\n")
+    review.get_maintainers(root, ["a.c", "b.c"], cache, 1)
+    review.get_maintainers_union(root, ["a.c", "b.c"], cache, 1)
+    assert asked() == []
+    # b.c's section changed: b.c alone, and the union that has it
+    sections["B"] += "R:\tRay <r@example.org>\n"
+    write()
+    review.get_maintainers(root, ["a.c", "b.c"], cache, 1)
+    review.get_maintainers_union(root, ["a.c", "b.c"], cache, 1)
+    assert asked() == ["a.c", "b.c", "b.c"]
+    # .mailmap renames people: everything is asked again
+    (root / ".mailmap").write_text("Jane Roe <jane@example.org>\n")
+    review.get_maintainers(root, ["a.c"], cache, 1)
+    assert asked() == ["a.c"]
+
+
 def test_normalized_ignores_markers_and_whitespace() -> None:
     a = b'# 1 "a.c"\n# 1 "<built-in>" 1\nint  x;\n\n# 12 "a.h" 2\nstatic const char s[] = "FOO";\n'
     b = b'# 1 "a.c"\nint x;\n# 40 "b.h"\nstatic const char s[]\n = "FOO";\n'
