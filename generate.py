@@ -489,10 +489,10 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
         decisions.append(steps.generated_decision(
             r.name, r.status is convert.Status.CHANGED, r.notes))
         if r.status is convert.Status.CHANGED:
-            for message, files in ([(x.message, x.files) for x in r.parts]
-                                   or [(r.message, None)]):
-                commit_step(base.repo, message, files, sender)
-                generated.append(base.repo.git("rev-parse", "HEAD").strip())
+            for c in commit_step(base.repo, [(x.message, x.files)
+                                             for x in r.parts]
+                                 or [(r.message, None)], sender):
+                generated.append(c)
                 if r.cc_files:
                     cc_files[generated[-1]] = r.cc_files
                 if e.name == "ns-string":
@@ -698,26 +698,28 @@ def refresh_hint(base: tree.Baseline, workdir: Path, ksrc: tree.KernelTree,
             "writes the step for this tree and regenerates")
 
 
-def commit_step(repo: tree.Repo, message: str, files: list[str] | None,
-                sender: identity.Sender) -> None:
-    """Commit what a generated step staged: all of it, or only files (one
-    part of a step that comes in parts; the rest stays staged).
+def commit_step(repo: tree.Repo, parts: list[tuple[str, list[str] | None]],
+                sender: identity.Sender) -> list[str]:
+    """Commit what a generated step staged, in parts: (message, files)
+    each, files None for all of it (what no part names stays staged);
+    return the commits.
 
-    With git's plumbing: 'git commit' refreshes the whole index of a
-    kernel (and, given paths, hashes them again) for each of a step's
-    dozen parts; the commit is the same object."""
-    message = message.rstrip("\n") + "\n"
-    if sender.signed:
-        message += f"\n{sender.sign_off()}\n"
+    With git's plumbing, one index for the parts: 'git commit -- FILES'
+    refreshes and hashes a whole kernel's index for each of a dozen
+    parts.  The commits are the same objects."""
     head = repo.git("rev-parse", "--verify", "HEAD^{commit}").strip()
-    if files is None:
-        tree_id = repo.git("write-tree").strip()
-    else:
-        tree_id = tree.tree_with(repo, head, files)
-    commit = repo.git("commit-tree", "-p", head, "-F", "-", tree_id,
-                      stdin=message).strip()
-    repo.git("update-ref", "-m", "commit: generated step", "HEAD", commit,
-             head)
+    trees = tree.trees_of_parts(repo, head, [f for _, f in parts])
+    commits = []
+    for (message, _), tree_id in zip(parts, trees):
+        message = message.rstrip("\n") + "\n"
+        if sender.signed:
+            message += f"\n{sender.sign_off()}\n"
+        commits.append(repo.git(
+            "commit-tree", "-p", (commits or [head])[-1], "-F", "-",
+            tree_id, stdin=message).strip())
+    repo.git("update-ref", "-m", "commit: generated step", "HEAD",
+             commits[-1], head)
+    return commits
 
 
 def run_apply(args: argparse.Namespace) -> int:
