@@ -449,10 +449,14 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
         cache.mkdir(parents=True)
         guard.write_marker(cache)
     store = history.open_store(i.history) if i.history else None
+    line = history.line_of(ksrc.version)
+    donor = history.last_workdir(i.history, line) if i.history else None
     base = tree.make_baseline(ksrc, workdir,
-                              store / "objects" if store else None)
+                              store / "objects" if store else None, donor)
     log(f"  baseline {base.commit[:12]} in {workdir}: "
-        f"{time.monotonic() - t:.1f} s")
+        f"{time.monotonic() - t:.1f} s"
+        + (f" (the work tree of {donor} taken over, only the files that "
+           "differ written)" if base.adopted else ""))
     base.repo.env = tree.sender_env(sender.name, sender.email, date)
     log(f"  author {sender.ident()}, date {date} (from {i.date_from})")
     if not sender.signed:
@@ -550,6 +554,8 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
     with guard.locked(out.parent, "OUT", wait=not args.no_wait):
         files = series.format_series(base.repo, base.commit, out, subject,
                                      body, mailable, extra)
+    if i.history is not None:
+        history.note_workdir(i.history, line, workdir)
     if i.history is not None and store is not None and not same:
         cover = next(f for f in files if f.name.endswith("cover-letter.patch"))
         where = history.record(i.history, store, v, out,

@@ -136,6 +136,26 @@ def versions(history: Path, line: str) -> list[Version]:
     return sorted(found, key=lambda v: v.number)
 
 
+WORKDIR_NOTE = "workdir"       # history/LINE/workdir
+
+
+def last_workdir(history: Path, line: str) -> Path | None:
+    """The work directory of the line's last series (written or not as a
+    new version): the next point release's run takes its work tree."""
+    note = history / line / WORKDIR_NOTE
+    if not note.is_file():
+        return None
+    return Path(note.read_text().strip() or ".")
+
+
+def note_workdir(history: Path, line: str, workdir: Path) -> None:
+    note = history / line / WORKDIR_NOTE
+    note.parent.mkdir(parents=True, exist_ok=True)
+    tmp = note.with_name(f"{note.name}.tmp{os.getpid()}")
+    tmp.write_text(f"{workdir.resolve()}\n")
+    tmp.replace(note)
+
+
 def read_info(series_dir: Path) -> Version:
     """The version a series directory was written as ('--since DIR')."""
     info = series_dir / INFO

@@ -3,9 +3,11 @@ in WORKDIR without ever writing to the input tree."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,6 +202,7 @@ class Baseline:
     tree: str
     work: Path            # the work tree, checked out at commit
     repo: Repo
+    adopted: bool = False     # the work tree of another work directory
 
 
 # The first snapshot hashes every file of the tree in parts, two at a time:
@@ -391,18 +394,66 @@ def _check_out(git_dir: Path, commit: str, dest: Path) -> None:
 
 
 def make_baseline(ksrc: KernelTree, workdir: Path,
-                  borrow: Path | None = None) -> Baseline:
+                  borrow: Path | None = None,
+                  donor: Path | None = None) -> Baseline:
     """Snapshot ksrc and check the snapshot out in WORKDIR/work; borrow as
-    snapshot() takes it."""
+    snapshot() takes it.  donor: the work directory of the last series of
+    the same line (an earlier point release), whose work tree a new work
+    directory takes over (adopt_work_tree) instead of writing a kernel's
+    files anew."""
     git_dir = workdir / "baseline.git"
     work = workdir / "work"
     snap, commit, tree = snapshot(ksrc, workdir, borrow)
     repo = Repo(git_dir / "worktrees" / "work", work)
-    if not (work / ".git").exists():
-        _check_out(git_dir, commit, work)
-    else:
+    adopted = not (work / ".git").exists() and donor is not None and \
+        adopt_work_tree(donor, git_dir, commit, work)
+    if (work / ".git").exists():
         reset(repo, commit)
-    return Baseline(commit, tree, work, repo)
+    else:
+        _check_out(git_dir, commit, work)
+    return Baseline(commit, tree, work, repo, adopted)
+
+
+def adopt_work_tree(donor: Path, git_dir: Path, commit: str,
+                    dest: Path) -> bool:
+    """Move the work tree of the work directory donor (DONOR/work, of
+    DONOR/baseline.git) to dest as a new work tree of git_dir, with the
+    donor's index: git then rewrites only the files that differ between
+    the two trees (a few hundred between two point releases) instead of
+    a kernel's 90,000; the caller's reset() does that.  The donor's next
+    run checks its tree out anew.
+
+    False, with nothing changed, where that cannot be done: no such work
+    tree, a run in the donor (its lock), or another file system."""
+    donor_git, old = donor / "baseline.git", donor / "work"
+    index = donor_git / "worktrees" / "work" / "index"
+    if dest.exists() or not index.is_file() or \
+            not guard.our_worktree(old, donor_git):
+        return False
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if os.stat(old).st_dev != os.stat(dest.parent).st_dev:
+        return False
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(guard.locked(donor, "WORKDIR", wait=False,
+                                             log=lambda _: None))
+        except ToolError:       # a run in the donor: leave it
+            return False
+        Repo(git_dir).git("worktree", "prune")
+        Repo(git_dir).git("worktree", "add", "-q", "--no-checkout",
+                          "--detach", str(dest), commit)
+        admin = guard.worktree_of(dest)
+        assert admin is not None
+        # (an interruption from here on leaves two work trees that each
+        # index describes: reset() puts back the files one lacks)
+        shutil.copyfile(index, admin / "index")
+        for entry in sorted(os.listdir(old)):
+            if entry != ".git":
+                os.rename(old / entry, dest / entry)
+        (old / ".git").unlink()
+        old.rmdir()
+        Repo(donor_git).git("worktree", "prune")
+    return True
 
 
 def reset(repo: Repo, commit: str) -> None:

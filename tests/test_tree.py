@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import time
 from pathlib import Path
 
-from nsgen import tree
+from nsgen import guard, tree
 from nsgen.run import run
 
 FILES = ("Makefile", "include/linux/export.h", "include/linux/module.h",
@@ -65,3 +67,62 @@ def test_merge_refuses_a_path_in_two_parts(tmp_path: Path) -> None:
         assert "two parts" in str(e)
     else:
         raise AssertionError("merged a path twice")
+
+
+def files_of(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): (os.readlink(p).encode()
+                                       if p.is_symlink() else p.read_bytes())
+            for p in sorted(root.rglob("*"))
+            if (p.is_file() or p.is_symlink()) and p.name != ".git"}
+
+
+def next_release(root: Path) -> tree.KernelTree:
+    """A copy of plain_tree's tree with files changed, added, removed."""
+    import shutil
+    shutil.copytree(root, root.with_name("next"), symlinks=True)
+    new = root.with_name("next")
+    (new / "drivers/net/n.c").write_text("changed\n")
+    (new / "drivers/gpu/drm/new.c").write_text("added\n")
+    (new / "tools/t.c").unlink()
+    return tree.check_tree(new)
+
+
+def test_next_release_takes_over_the_last_work_tree(tmp_path: Path) -> None:
+    """A new work directory takes the work tree of the last one (its
+    build outputs and edits go): the files of the new tree exactly, and
+    the old work directory checks its tree out anew on its next run."""
+    old = plain_tree(tmp_path / "linux")
+    new = next_release(old.path)
+    a = tree.make_baseline(old, tmp_path / "a")
+    inode = os.stat(a.work / "drivers/gpu/drm/a.c").st_ino
+    (a.work / "kernel/module/main.c").write_text("an edit\n")
+    (a.work / "drivers/gpu/drm/a.o").write_text("a build output\n")
+    b = tree.make_baseline(new, tmp_path / "b", donor=tmp_path / "a")
+    assert b.adopted and not a.work.exists()
+    assert files_of(b.work) == files_of(new.path)
+    assert b.repo.git("status", "--porcelain", "--ignored") == ""
+    # moved, not written again
+    assert os.stat(b.work / "drivers/gpu/drm/a.c").st_ino == inode
+    again = tree.make_baseline(old, tmp_path / "a")
+    assert not again.adopted and files_of(again.work) == files_of(old.path)
+
+
+def test_a_busy_donor_keeps_its_work_tree(tmp_path: Path) -> None:
+    old = plain_tree(tmp_path / "linux")
+    new = next_release(old.path)
+    a = tree.make_baseline(old, tmp_path / "a")
+    holder = subprocess.Popen(["flock", str(tmp_path / "a" / guard.LOCK),
+                               "sleep", "30"])
+    try:
+        deadline = time.monotonic() + 10
+        while run(["flock", "-n", str(tmp_path / "a" / guard.LOCK),
+                   "true"], check=False).returncode == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        b = tree.make_baseline(new, tmp_path / "b", donor=tmp_path / "a")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not b.adopted and (a.work / ".git").exists()
+    assert files_of(b.work) == files_of(new.path)
+    assert files_of(a.work) == files_of(old.path)
