@@ -442,8 +442,9 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
                       [e.name for e in order if e.kind == "patch"])
     t = time.monotonic()
     if not (workdir / "baseline.git" / "index").exists():
-        log("  first run: snapshotting the tree and checking it out "
-            "(about a minute)")
+        log("  first run on this tree: snapshotting it, and checking it "
+            "out unless the work tree of the line's last series can be "
+            "taken over (up to a minute)")
     cache = Path(args.cache).absolute() if args.cache else workdir / "cache"
     if not cache.exists():      # a shared one: 'make distclean' may remove it
         cache.mkdir(parents=True)

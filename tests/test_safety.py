@@ -374,7 +374,7 @@ def test_concurrent_runs_give_correct_series(env: dict[str, Path]) -> None:
 
 # --- interrupts ------------------------------------------------------------
 
-POINTS = ["first run: snapshotting", "baseline ", "generated ns-string",
+POINTS = ["first run on this tree: snapshotting", "baseline ", "generated ns-string",
           "get_maintainer.pl on"]
 
 
