@@ -257,20 +257,25 @@ def family(subject: str) -> str:
     return PART.sub("", subject)
 
 
-def _file_diffs(store: Path, commits: list[str]) -> dict[str, str]:
-    """file -> its diff in commits, line numbers and blob ids taken out."""
+def _file_diffs(store: Path, commits: list[str]
+                ) -> tuple[dict[str, str], dict[str, str]]:
+    """file -> its diff in commits, blob ids taken out: (with the hunks'
+    line numbers taken out too, with them)."""
     out: dict[str, str] = {}
+    where: dict[str, str] = {}
     for c in commits:
         text = git(store, "show", "--format=", "--no-renames", c)
         for chunk in re.split(r"(?m)^(?=diff --git )", text):
             m = re.match(r"diff --git a/(\S+) ", chunk)
             if not m:
                 continue
-            body = "\n".join(
-                re.sub(r"^@@ [^@]* @@", "@@", x) for x in chunk.splitlines()
-                if not x.startswith("index "))
+            lines = [x for x in chunk.splitlines()
+                     if not x.startswith("index ")]
+            body = "\n".join(re.sub(r"^@@ [^@]* @@", "@@", x)
+                             for x in lines)
             out[m.group(1)] = out.get(m.group(1), "") + body
-    return out
+            where[m.group(1)] = where.get(m.group(1), "") + "\n".join(lines)
+    return out, where
 
 
 @dataclass
@@ -284,6 +289,7 @@ class Delta:
     gone_files: list[str]
     changed_files: list[str]
     notes: dict[int, str]                # new commit index -> its note
+    moved: int = 0      # converted files with the same hunks at other lines
 
 
 def compare(store: Path, old: Version, new: Version,
@@ -304,10 +310,13 @@ def compare(store: Path, old: Version, new: Version,
     seen: set[str] = set()
     tw_old = [old_commits[i] for i in old.treewide]
     tw_new = [new_commits[i] for i in new.treewide]
-    a, b = _file_diffs(store, tw_old), _file_diffs(store, tw_new)
+    (a, at_a), (b, at_b) = _file_diffs(store, tw_old), \
+        _file_diffs(store, tw_new)
     new_files = sorted(set(b) - set(a))
     gone_files = sorted(set(a) - set(b))
     changed_files = sorted(f for f in set(a) & set(b) if a[f] != b[f])
+    moved = sum(1 for f in set(a) & set(b)
+                if a[f] == b[f] and at_a[f] != at_b[f])
     for i, s in enumerate(new.subjects):
         fam = family(s)
         if fam in seen:
@@ -329,8 +338,8 @@ def compare(store: Path, old: Version, new: Version,
                     "listed in the cover letter)")
             how = "changed: " + note.split(" (")[0]
         else:
-            fa = _file_diffs(store, [old_commits[j] for j in theirs])
-            fb = _file_diffs(store, [new_commits[j] for j in mine])
+            fa = _file_diffs(store, [old_commits[j] for j in theirs])[0]
+            fb = _file_diffs(store, [new_commits[j] for j in mine])[0]
             files = sorted(f for f in set(fa) | set(fb)
                            if fa.get(f) != fb.get(f))
             how = "changed in " + ", ".join(files)
@@ -342,7 +351,7 @@ def compare(store: Path, old: Version, new: Version,
         if fam not in seen:
             patches.append((fam, "dropped"))
     return Delta(old, new, steps, patches, new_files, gone_files,
-                 changed_files, notes)
+                 changed_files, notes, moved)
 
 
 def files_n(n: int) -> str:
@@ -369,7 +378,7 @@ def changes_text(d: Delta, range_diff_name: str) -> str:
         lines += ["", "  Every step decided as in v{0}.".format(o.number)]
     lines += ["", "  Patches:"]
     lines += [f"    {how}: {fam}" for fam, how in d.patches]
-    if d.new_files or d.gone_files or d.changed_files:
+    if d.new_files or d.gone_files or d.changed_files or d.moved:
         lines += ["", "  The conversion, by file:"]
         for title, files in (("newly converted", d.new_files),
                              ("no longer touched", d.gone_files),
@@ -377,6 +386,10 @@ def changes_text(d: Delta, range_diff_name: str) -> str:
             if files:
                 lines.append(f"    {title} ({len(files)}):")
                 lines += [f"      {f}" for f in files]
+        if d.moved:
+            lines.append(f"    the same hunks at other lines: "
+                         f"{files_n(d.moved)}, not listed (upstream "
+                         "changed them elsewhere)")
     lines += ["", f"  git range-diff of v{o.number} and v{n.number}, whole: "
               f"{range_diff_name} beside this series."]
     return "\n".join(lines)

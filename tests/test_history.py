@@ -58,14 +58,19 @@ NEW_DRIVER = {"drivers/new/new.c": (
     "EXPORT_SYMBOL_NS_GPL(n, NEWNS);\n")}
 
 
+MOVING = "int a;\nint b;\nint c;\nint m;\nEXPORT_SYMBOL_NS_GPL(m, MNS);\n"
+
+
 def test_v2_on_the_next_point_release(env: dict[str, Path]) -> None:
-    one = tree(env, "linux-6.12.1", 1)
+    one = tree(env, "linux-6.12.1", 1, {"drivers/m/m.c": MOVING})
     assert gen(env, one, env["tmp"] / "o1") == 0
     text = cover(env["tmp"] / "o1")
     assert "[PATCH 0/" in text and "Changes since" not in text
     assert "\nchange-id: 2026" in text
-    two = tree(env, "linux-6.12.2", 2, NEW_DRIVER,
-               drop=("drivers/bar/baz.c",))
+    # (lines added at the top of m.c: its hunk, context and all, moves)
+    two = tree(env, "linux-6.12.2", 2, {
+        **NEW_DRIVER, "drivers/m/m.c": "int n;\n" * 4 + MOVING},
+        drop=("drivers/bar/baz.c",))
     assert gen(env, two, env["tmp"] / "o2") == 0
     # v2's new work directory took v1's work tree (only the files that
     # differ written), noted for the next point release
@@ -83,6 +88,8 @@ def test_v2_on_the_next_point_release(env: dict[str, Path]) -> None:
     block = text.split("The conversion, by file:")[1]
     assert "newly converted (1):\n      drivers/new/new.c" in block
     assert "no longer touched (1):\n      drivers/bar/baz.c" in block
+    assert "    the same hunks at other lines: 1 file, not listed" in block
+    assert "drivers/m/m.c" not in block.split("git range-diff")[0]
     # the same change-id as v1, for b4
     ids = {line for t in (cover(env["tmp"] / "o1"), text)
            for line in t.splitlines() if line.startswith("change-id: ")}
