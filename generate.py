@@ -379,6 +379,10 @@ def dry_run(i: Inputs) -> int:
     print(shlex.join([*snap.argv(), *tree.add_command(i.ksrc.git is None),
                       "--", "."]))
     work = tree.Repo(git_dir / "worktrees" / "work", i.workdir / "work")
+    if not (i.workdir / "work" / ".git").exists():
+        print("# its work tree: the one of the line's last series (in the "
+              "work directory history/LINE/workdir names) moved here where "
+              "no run holds it, else checked out")
     for e in i.order:
         if e.kind == "patch":
             print(f"# {e.name}: as patches/steps.conf decides on the tree "
@@ -387,7 +391,7 @@ def dry_run(i: Inputs) -> int:
                               str((i.order_file.parent / e.name).resolve())]))
         else:
             print(f"# generated step {e.name}: spatch {i.spatch_version} per "
-                  "file (nsgen/convert.py), then git commit")
+                  "file (nsgen/convert.py), then git commit-tree")
     print(f"# the series, written to TMP and moved to {i.out}")
     print(shlex.join([*work.argv(), *series.format_patch_args("BASELINE",
                                                               Path("TMP"))]))

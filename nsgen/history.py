@@ -259,8 +259,9 @@ def family(subject: str) -> str:
 
 def _file_diffs(store: Path, commits: list[str]
                 ) -> tuple[dict[str, str], dict[str, str]]:
-    """file -> its diff in commits, blob ids taken out: (with the hunks'
-    line numbers taken out too, with them)."""
+    """file -> its diff in commits, blob ids and the hunks' function
+    headings taken out: (with the hunks' line numbers taken out too, with
+    them)."""
     out: dict[str, str] = {}
     where: dict[str, str] = {}
     for c in commits:
@@ -269,7 +270,11 @@ def _file_diffs(store: Path, commits: list[str]
             m = re.match(r"diff --git a/(\S+) ", chunk)
             if not m:
                 continue
-            lines = [x for x in chunk.splitlines()
+            # (a hunk's function heading is no part of the change, and
+            # the history's bare repository has no .gitattributes to find
+            # it as the tree's diff=cpp does: the nearest label instead)
+            lines = [re.sub(r"^(@@ [^@]* @@).*", r"\1", x)
+                     for x in chunk.splitlines()
                      if not x.startswith("index ")]
             body = "\n".join(re.sub(r"^@@ [^@]* @@", "@@", x)
                              for x in lines)

@@ -219,3 +219,40 @@ def test_a_hunk_moved_by_drift_shows_in_the_range_diff(
     assert "---\nChanges in v2: hunks changed in kernel/module/main.c" in patch
     rdiff = (series / "range-diff-v1-v2.txt").read_text()
     assert re.search(r"1: +\w+ ! 1: +\w+ module: f3 returns 33", rdiff)
+
+
+def test_a_hunk_under_another_heading_is_the_same_hunk(tmp_path: Path
+                                                       ) -> None:
+    """The history's bare repository finds a hunk's function heading
+    without the tree's .gitattributes (the nearest label, say): a label
+    renamed above a converted line, or the line moved down, is not
+    another hunk."""
+    store = tmp_path / "store.git"
+    history.git(store, "init", "-q", "--bare")
+
+    def commit(before: str, after: str) -> str:
+        def blob(text: str) -> str:
+            return history.git(store, "hash-object", "-w", "--stdin",
+                               stdin=text).strip()
+
+        trees = [history.git(store, "mktree", stdin=f"100644 blob "
+                             f"{blob(t)}\tf.c\n").strip()
+                 for t in (before, after)]
+        base = history.git(store, "commit-tree", "-m", "a",
+                           trees[0]).strip()
+        return history.git(store, "commit-tree", "-p", base, "-m", "b",
+                           trees[1]).strip()
+
+    body = "".join(f"\tx{n};\n" for n in range(8))
+
+    def text(label: str, top: int, ns: str) -> str:
+        return ("int f;\n" * top + f"{label}:\n{body}"
+                f"EXPORT_SYMBOL_NS(f, {ns});\n{body}")
+
+    one = commit(text("err", 0, "FOO"), text("err", 0, '"FOO"'))
+    two = commit(text("err_acpi", 3, "FOO"), text("err_acpi", 3, '"FOO"'))
+    (a, at_a), (b, at_b) = (history._file_diffs(store, [c])
+                            for c in (one, two))
+    assert a == b and at_a != at_b
+    three = commit(text("err", 0, "FOO"), text("err", 0, '"BAR"'))
+    assert history._file_diffs(store, [three])[0] != a
