@@ -163,6 +163,11 @@ def _held() -> set[str]:
     return {p for p in os.environ.get(HELD_ENV, "").split(os.pathsep) if p}
 
 
+def held(path: Path) -> bool:
+    """This process, or a parent that handed it down, holds path's lock."""
+    return str(path.resolve()) in _held()
+
+
 @contextlib.contextmanager
 def locked(path: Path, what: str, wait: bool = True,
            log: Callable[[str], None] = progress) -> Iterator[None]:

@@ -424,10 +424,11 @@ def adopt_work_tree(donor: Path, git_dir: Path, commit: str,
     run checks its tree out anew.
 
     False, with nothing changed, where that cannot be done: no such work
-    tree, a run in the donor (its lock), or another file system."""
+    tree, a run in the donor (its lock, held by another process or handed
+    down to this one), or another file system."""
     donor_git, old = donor / "baseline.git", donor / "work"
     index = donor_git / "worktrees" / "work" / "index"
-    if dest.exists() or not index.is_file() or \
+    if dest.exists() or not index.is_file() or guard.held(donor) or \
             not guard.our_worktree(old, donor_git):
         return False
     dest.parent.mkdir(parents=True, exist_ok=True)

@@ -126,3 +126,15 @@ def test_a_busy_donor_keeps_its_work_tree(tmp_path: Path) -> None:
     assert not b.adopted and (a.work / ".git").exists()
     assert files_of(b.work) == files_of(new.path)
     assert files_of(a.work) == files_of(old.path)
+
+
+def test_a_donor_whose_lock_this_run_holds_keeps_its_work_tree(
+        tmp_path: Path) -> None:
+    """A parent that holds the donor's lock (make check's runs inherit
+    it) may be using its work tree: it stays."""
+    old = plain_tree(tmp_path / "linux")
+    new = next_release(old.path)
+    a = tree.make_baseline(old, tmp_path / "a")
+    with guard.locked(tmp_path / "a", "WORKDIR"):
+        b = tree.make_baseline(new, tmp_path / "b", donor=tmp_path / "a")
+    assert not b.adopted and (a.work / ".git").exists()
