@@ -63,7 +63,8 @@ def one_run(args: argparse.Namespace, workdir: Path, out: Path
     start = time.monotonic()
     p = run([sys.executable, str(PROJECT / "generate.py"), "--ksrc",
              args.ksrc, "--workdir", str(workdir), "--out", str(out),
-             "--jobs", str(args.jobs)], timeout=3600, check=False,
+             "--jobs", str(args.jobs), "--history", ""], timeout=3600,
+            check=False,
             log=out.parent / "bench-make.log")
     wall = time.monotonic() - start
     if p.returncode != 0:
