@@ -525,6 +525,7 @@ def generate_locked(args: argparse.Namespace, i: Inputs,
     t = time.monotonic()
     if store is not None:       # the history holds the commits it compares
         history.keep_objects(workdir_git(base), store)
+        history.use_diff_drivers(store, base.work / ".gitattributes")
     v, delta, same, rdiff = versioning(args, i, base, store, commits,
                                        treewide, decisions)
     log(f"  version v{v.number} of {v.line}"

@@ -87,6 +87,25 @@ def open_store(history: Path) -> Path:
     return store
 
 
+DIFF_DRIVER = re.compile(r"^\S+\s+diff=[\w-]+\s*$")
+
+
+def use_diff_drivers(store: Path, gitattributes: Path) -> None:
+    """Give the history's bare repository the tree's diff drivers ('*.[ch]
+    diff=cpp': a hunk's heading is its function, not the nearest label),
+    in its info/attributes, which git reads without a work tree: the
+    range-diff and b4's then show the headings the mails have.  Only
+    diff= lines are taken."""
+    lines = [x for x in (gitattributes.read_text(errors="replace")
+                         .splitlines() if gitattributes.is_file() else [])
+             if DIFF_DRIVER.match(x)]
+    dest = store / "info" / "attributes"
+    text = "".join(f"{x}\n" for x in lines)
+    if (dest.read_text() if dest.is_file() else "") != text:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(text)
+
+
 def has_commit(store: Path, commit: str) -> bool:
     return (store / "HEAD").exists() and run(
         ["git", f"--git-dir={store}", "cat-file", "-e",

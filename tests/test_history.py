@@ -256,3 +256,25 @@ def test_a_hunk_under_another_heading_is_the_same_hunk(tmp_path: Path
     assert a == b and at_a != at_b
     three = commit(text("err", 0, "FOO"), text("err", 0, '"BAR"'))
     assert history._file_diffs(store, [three])[0] != a
+
+
+def test_the_history_diffs_with_the_tree_s_diff_drivers(tmp_path: Path
+                                                         ) -> None:
+    """The bare history repository takes the tree's diff= attributes (and
+    nothing else), so that a hunk's heading is its C function."""
+    store = tmp_path / "store.git"
+    history.git(store, "init", "-q", "--bare")
+    attrs = tmp_path / ".gitattributes"
+    attrs.write_text("# SPDX\n*.[ch] diff=cpp\n*.dts diff=dts\n"
+                     "*.bin binary\n*.c filter=evil\n")
+    history.use_diff_drivers(store, attrs)
+    assert (store / "info/attributes").read_text() == \
+        "*.[ch] diff=cpp\n*.dts diff=dts\n"
+    blobs = [history.git(store, "hash-object", "-w", "--stdin",
+                         stdin=t).strip()
+             for t in ("int f(void)\n{\nerr:\n\ta;\n\tb;\n\tc;\n\tFOO;\n}\n",
+                       "int f(void)\n{\nerr:\n\ta;\n\tb;\n\tc;\n\tBAR;\n}\n")]
+    trees = [history.git(store, "mktree", stdin=f"100644 blob {b}\tf.c\n"
+                         ).strip() for b in blobs]
+    diff = history.git(store, "diff", *trees)
+    assert "@@ int f(void)" in diff
