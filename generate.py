@@ -15,7 +15,6 @@ import re
 import shlex
 import signal
 import sys
-import tempfile
 import textwrap
 import time
 from dataclasses import dataclass, field

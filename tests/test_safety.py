@@ -374,8 +374,8 @@ def test_concurrent_runs_give_correct_series(env: dict[str, Path]) -> None:
 
 # --- interrupts ------------------------------------------------------------
 
-POINTS = ["first run on this tree: snapshotting", "baseline ", "generated ns-string",
-          "get_maintainer.pl on"]
+POINTS = ["first run on this tree: snapshotting", "baseline ",
+          "generated ns-string", "get_maintainer.pl on"]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

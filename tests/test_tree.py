@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+
+import pytest
 from pathlib import Path
 
 from nsgen import guard, tree
@@ -138,3 +140,35 @@ def test_a_donor_whose_lock_this_run_holds_keeps_its_work_tree(
     with guard.locked(tmp_path / "a", "WORKDIR"):
         b = tree.make_baseline(new, tmp_path / "b", donor=tmp_path / "a")
     assert not b.adopted and (a.work / ".git").exists()
+
+
+def test_a_takeover_cut_short_leaves_two_work_trees_that_recover(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Interrupted between two moves: each side's next run puts back the
+    files its work tree lacks."""
+    old = plain_tree(tmp_path / "linux")
+    new = next_release(old.path)
+    tree.make_baseline(old, tmp_path / "a")
+    real, moved = os.rename, []
+
+    def rename(src: "os.PathLike[str]", dst: "os.PathLike[str]") -> None:
+        if len(moved) == 3:
+            raise KeyboardInterrupt
+        moved.append(src)
+        real(src, dst)
+
+    monkeypatch.setattr(tree.os, "rename", rename)
+    try:
+        tree.make_baseline(new, tmp_path / "b", donor=tmp_path / "a")
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("not interrupted")
+    monkeypatch.setattr(tree.os, "rename", real)
+    assert len(moved) == 3
+    b = tree.make_baseline(new, tmp_path / "b", donor=tmp_path / "a")
+    assert files_of(b.work) == files_of(new.path)
+    a = tree.make_baseline(old, tmp_path / "a")
+    assert files_of(a.work) == files_of(old.path)
+    assert a.repo.git("status", "--porcelain") == "" == \
+        b.repo.git("status", "--porcelain")
