@@ -24,14 +24,13 @@ import json
 import os
 import re
 import shutil
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import guard
 from .run import ToolError, run
-from .tree import GIT_ENV, GIT_OVERRIDES
+from .tree import GIT_ENV, GIT_OVERRIDES, Repo
 
 STORE = "objects.git"
 INFO = ".ns-series.json"        # beside the mails of every series written
@@ -71,8 +70,9 @@ def line_of(version: str) -> str:
 
 def git(store: Path, *args: str, stdin: str | None = None,
         check: bool = True) -> str:
-    return run(["git", *GIT_OVERRIDES, f"--git-dir={store}", *args],
-               env=GIT_ENV, stdin=stdin, check=check).stdout
+    """git in the history's repository, with the project's settings."""
+    return run([*Repo(store).argv(), *args], env=GIT_ENV, stdin=stdin,
+               check=check).stdout
 
 
 def open_store(history: Path) -> Path:
@@ -107,21 +107,10 @@ def use_diff_drivers(store: Path, gitattributes: Path) -> None:
 
 
 def has_commit(store: Path, commit: str) -> bool:
-    return (store / "HEAD").exists() and run(
-        ["git", f"--git-dir={store}", "cat-file", "-e",
-         f"{commit}^{{commit}}"], check=False).returncode == 0
-
-
-def borrow(git_dir: Path, store: Path) -> None:
-    """Let a tree's snapshot repository read the history's objects (git
-    alternates): the files of the last point release are there already, so
-    its first git add writes only what changed."""
-    alt = git_dir / "objects" / "info" / "alternates"
-    want = str((store / "objects").resolve())
-    have = alt.read_text().split() if alt.is_file() else []
-    if want not in have:
-        alt.parent.mkdir(parents=True, exist_ok=True)
-        alt.write_text("\n".join([*have, want]) + "\n")
+    """The history has commit (peeling it reads the object)."""
+    return (store / "HEAD").exists() and git(
+        store, "rev-parse", "-q", "--verify", f"{commit}^{{commit}}",
+        check=False).strip() != ""
 
 
 def keep_objects(git_dir: Path, store: Path) -> int:
@@ -247,8 +236,8 @@ def b4_branch(store: Path, v: Version, cover: str) -> str:
 def commit_tree(store: Path, tree_id: str, parent: str, message: str,
                 who: list[str]) -> str:
     an, ae, ad, cn, ce, cd = (x.strip() for x in who[:6])
-    return run(["git", *GIT_OVERRIDES, f"--git-dir={store}", "commit-tree",
-                tree_id, "-p", parent, "-F", "-"], stdin=message,
+    return run([*Repo(store).argv(), "commit-tree", tree_id, "-p", parent,
+                "-F", "-"], stdin=message,
                env={**GIT_ENV, "GIT_AUTHOR_NAME": an, "GIT_AUTHOR_EMAIL": ae,
                     "GIT_AUTHOR_DATE": ad, "GIT_COMMITTER_NAME": cn,
                     "GIT_COMMITTER_EMAIL": ce,
@@ -259,10 +248,6 @@ def tag_name(v: Version) -> str:
     """The tag b4 prep --compare-to vN looks for on a branch
     b4/ns-series-LINE."""
     return f"sent/ns-series-{v.line}-v{v.number}"
-
-
-def now() -> str:
-    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
 
 
 # --- what changed ------------------------------------------------------------
@@ -289,9 +274,9 @@ def _file_diffs(store: Path, commits: list[str]
             m = re.match(r"diff --git a/(\S+) ", chunk)
             if not m:
                 continue
-            # (a hunk's function heading is no part of the change, and
-            # the history's bare repository has no .gitattributes to find
-            # it as the tree's diff=cpp does: the nearest label instead)
+            # (a hunk's function heading is no part of the change: it
+            # follows the diff drivers of use_diff_drivers(), the newest
+            # tree's, and a renamed label above a hunk can move it)
             lines = [re.sub(r"^(@@ [^@]* @@).*", r"\1", x)
                      for x in chunk.splitlines()
                      if not x.startswith("index ")]
